@@ -1,0 +1,140 @@
+# constel-agent build. `make` builds the static agent (and, later, the host tools);
+# `make test` prepares the host, builds everything and runs every test; see README.md.
+#
+# The user-facing targets first prepare the host (deps/host-setup.sh: apt packages and the
+# deb-src entry) and the musl-static dependencies (deps/build.sh: cached outside the clone),
+# then run the real rules below with DEPS set to the dependency prefix.
+
+SHELL := /bin/bash
+BUILD := build
+VERSION := $(shell cat VERSION)
+
+ifndef DEPS
+
+.PHONY: all test run bench fuzz agent prepare clean
+all test run bench fuzz agent: prepare
+	@$(MAKE) --no-print-directory DEPS="$$(cat $(BUILD)/deps-prefix)" $@
+
+prepare:
+	@deps/host-setup.sh
+	@mkdir -p $(BUILD)
+	@deps/build.sh >$(BUILD)/deps-prefix.new && mv $(BUILD)/deps-prefix.new $(BUILD)/deps-prefix
+
+clean:
+	rm -rf $(BUILD)
+
+else # DEPS is the prefix of the musl-static dependencies
+
+# ---- sources ----
+# Every layer under agent/ except the agent-only entry point goes into the library that the
+# agent, the host tools, the unit tests and the fuzz targets link.
+LIB_SRCS := $(sort $(wildcard agent/*/*.c)) agent/cli.c
+AGENT_SRCS := agent/main.c agent/version.c
+TEST_SRCS := $(sort $(wildcard tests/*/test_*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+STD := -std=gnu11
+
+# ---- the shipped agent: static musl, -Os, --gc-sections ----
+MUSL_CC := musl-gcc -isystem $(BUILD)/kinc
+MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections \
+	-Iagent -I$(BUILD)/gen -I$(DEPS)/include -I$(DEPS)/include/bearssl -I$(DEPS)/include/nanopb
+MUSL_LIBS := -L$(DEPS)/lib \
+	$(shell PKG_CONFIG_LIBDIR=$(DEPS)/lib/pkgconfig pkg-config --static --libs libcryptsetup) \
+	-lnghttp2 -ltss2-esys -ltss2-sys -ltss2-mu -ltss2-tcti-device -ltss2-rc \
+	-lbearssl -lprotobuf-nanopb -lsodium -lz
+MUSL_OBJS := $(patsubst %.c,$(BUILD)/musl/%.o,$(LIB_SRCS))
+
+# ---- the test build: host compiler, Debian's -dev libraries, ASan + UBSan ----
+TEST_CC := gcc
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) -Iagent -Itests -I/usr/include/bearssl
+TEST_LIBS := -lbearssl -lsodium
+TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS))
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
+
+# ---- libFuzzer targets: clang, same sources ----
+FUZZ_CC := clang
+FUZZ_CFLAGS := $(STD) -Wall -Wextra -Werror -g -O1 -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -Iagent -I/usr/include/bearssl
+FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(LIB_SRCS))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
+
+.PHONY: all agent test run bench fuzz test-build fuzz-build
+all: agent
+agent: $(BUILD)/constel-agent $(BUILD)/constel-agent.stripped
+
+$(BUILD)/kinc/.stamp:
+	@mkdir -p $(BUILD)/kinc
+	ln -sfn /usr/include/linux $(BUILD)/kinc/linux
+	ln -sfn /usr/include/asm-generic $(BUILD)/kinc/asm-generic
+	ln -sfn /usr/include/x86_64-linux-gnu/asm $(BUILD)/kinc/asm
+	@touch $@
+
+$(BUILD)/gen/deps_versions.h: deps/versions.txt VERSION
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from deps/versions.txt and VERSION by the Makefile */'; \
+	  echo '#define CONSTEL_VERSION "$(VERSION)"'; \
+	  echo '#define DEPS_PINNED \'; \
+	  awk '!/^#/ && NF == 3 { printf "\t{\"%s\", \"%s\", \"%s\"}, \\\n", $$1, $$2, $$3 }' $<; \
+	  echo '	/* end */'; } >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/musl/%.o: %.c $(BUILD)/kinc/.stamp $(BUILD)/gen/deps_versions.h
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(MUSL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libconstel.a: $(MUSL_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/constel-agent: $(patsubst %.c,$(BUILD)/musl/%.o,$(AGENT_SRCS)) $(BUILD)/libconstel.a
+	$(MUSL_CC) -static -Wl,--gc-sections -Wl,-Map=$@.map -o $@ $^ $(MUSL_LIBS)
+
+$(BUILD)/constel-agent.stripped: $(BUILD)/constel-agent
+	strip -s -o $@ $<
+
+$(BUILD)/test/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(TEST_CC) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/test/libconstel.a: $(TEST_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/test/bin/%: $(BUILD)/test/tests/%.o $(BUILD)/test/tests/harness.o $(BUILD)/test/libconstel.a
+	@mkdir -p $(dir $@)
+	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(TEST_LIBS)
+
+test-build: $(TEST_BINS)
+fuzz-build: $(FUZZ_BINS)
+
+test: agent test-build fuzz-build
+	@tests/run.sh
+
+# Until the QEMU boot exists (issue 8) there is nothing to run; say so rather than pretend.
+run: agent
+	@qemu-tests/run-main.sh
+
+bench: agent
+	@tests/bench/size.sh $(BUILD)
+
+FUZZ_TIME ?= 60
+fuzz: fuzz-build
+	@for f in $(FUZZ_BINS); do \
+	  n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+	  echo "fuzz: $$n for $(FUZZ_TIME) s"; \
+	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 $(BUILD)/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
+	    2>$(BUILD)/fuzz/$$n.log || { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; \
+	  grep -E '^(#[0-9]+ +DONE|Done)' $(BUILD)/fuzz/$$n.log | tail -1; \
+	done
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+endif

@@ -1,0 +1,109 @@
+/* The base layer: logging, secret buffers, hex and base64, HKDF. Everything above builds on
+ * it; it depends only on libc and BearSSL. Functions return 0 or a negative errno value and
+ * write their out-parameters only on success. */
+#ifndef CONSTEL_BASE_H
+#define CONSTEL_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- logging (log.c) ----
+ * Levels follow the Go disk-mapper and bootstrapper this agent replaces (-v flag):
+ * -1 debug, 0 info (default), 1 warn, 2 error. A line is written when its level is at or
+ * above the threshold, to stderr and, once log_open_kmsg() succeeded, to /dev/kmsg.
+ * Never pass a secret to these functions: they have no way to redact it. */
+enum log_level {
+	LOG_DEBUG = -1,
+	LOG_INFO = 0,
+	LOG_WARN = 1,
+	LOG_ERROR = 2,
+};
+
+void log_set_program(const char *name);
+void log_set_level(int level);
+int log_get_level(void);
+/* Copies every line to /dev/kmsg too (PID 1 in the initramfs). Returns 0 or -errno. */
+int log_open_kmsg(const char *path);
+void log_close_kmsg(void);
+/* Redirects the stderr copy to fd (tests); -1 silences it. */
+void log_set_fd(int fd);
+
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_vmsg(int level, const char *fmt, va_list ap);
+/* Logs at error level with ": <strerror(-err)>" appended when err < 0, and returns err, so a
+ * failing call site stays one line: return log_err(r, "disk: %s: open", path); */
+int log_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+
+/* ---- secrets (secret.c) ----
+ * A secret is a heap buffer that is locked in memory when the kernel allows it and wiped
+ * when freed. Disk keys, master and measurement secrets, tokens, private keys and the init
+ * secret live only in secrets. */
+struct secret {
+	size_t len;
+	unsigned char bytes[];
+};
+
+/* A zero-filled secret of len bytes (len may be 0); NULL when out of memory. */
+struct secret *secret_new(size_t len);
+/* A secret holding a copy of len bytes at src. */
+struct secret *secret_from(const void *src, size_t len);
+/* Fills a new secret with len bytes from getrandom(); *ret set only on success. */
+int secret_random(size_t len, struct secret **ret);
+/* Constant-time comparison: 1 when both hold the same bytes, else 0. */
+int secret_equal(const struct secret *a, const struct secret *b);
+/* Wipes and frees; NULL is allowed. */
+void secret_free(struct secret *s);
+/* Wipes any memory that held secret material (a stack copy, a decode buffer). */
+void secret_wipe(void *p, size_t len);
+
+static inline void secret_freep(struct secret **s)
+{
+	secret_free(*s);
+	*s = NULL;
+}
+#define _cleanup_secret_ __attribute__((cleanup(secret_freep)))
+
+/* ---- hex (hex.c) ---- lower-case output; input of either case. */
+/* Writes 2*len hex digits and a NUL into out (cap >= 2*len+1). */
+int hex_encode(const void *src, size_t len, char *out, size_t cap);
+/* Decodes exactly srclen characters (even, all hex digits) into out. -EINVAL for bad input,
+ * -ENOBUFS when out is too small. */
+int hex_decode(const char *src, size_t srclen, void *out, size_t cap, size_t *ret_len);
+
+/* ---- base64 (base64.c) ----
+ * The two alphabets Go's encoding/base64 uses on the Constellation wire, both with '='
+ * padding: STD (SNI nonce, JSON []byte) and URL (the cluster-KMS URI). Decoding is strict:
+ * the length must be a multiple of 4, padding only at the end, no white space. Like Go's
+ * default decoder, non-zero bits after the last full byte are ignored. */
+enum base64_alphabet {
+	BASE64_STD,
+	BASE64_URL,
+};
+
+static inline size_t base64_encoded_len(size_t len)
+{
+	return (len + 2) / 3 * 4;
+}
+/* Writes the encoding and a NUL into out (cap >= base64_encoded_len(len)+1). */
+int base64_encode(enum base64_alphabet a, const void *src, size_t len, char *out, size_t cap);
+/* Decodes srclen characters into out. -EINVAL for malformed input, -ENOBUFS when out is too
+ * small for the decoded bytes. The lookup is free of data-dependent branches and table
+ * indexing, so decoding a key does not leak it through timing. */
+int base64_decode(enum base64_alphabet a, const char *src, size_t srclen, void *out, size_t cap,
+		  size_t *ret_len);
+
+/* ---- HKDF (hkdf.c) ----
+ * RFC 5869 HKDF-SHA256 (extract then expand), as golang.org/x/crypto/hkdf computes it.
+ * salt may be NULL (a zero salt, as Go's nil); info may be NULL with info_len 0. out_len is
+ * at most 255*32; -EINVAL otherwise. Constellation's DeriveKey(secret, salt, info, L) is
+ * exactly this function. */
+int hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
+		const void *info, size_t info_len, void *out, size_t out_len);
+
+#endif

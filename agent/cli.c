@@ -1,0 +1,111 @@
+/* Global option parsing. Hand-written rather than getopt: getopt permutes argv under glibc
+ * and not under musl, and the test build must behave exactly like the shipped one. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_verbosity(const char *v, int *ret)
+{
+	if (!strcmp(v, "-1"))
+		*ret = -1;
+	else if (v[0] >= '0' && v[0] <= '2' && v[1] == '\0')
+		*ret = v[0] - '0';
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Matches "--name VALUE", "--name=VALUE" (and "-vVALUE" for short names). *i advances past
+ * a separate value. Returns 1 on a match with *ret set, 0 when arg is another option,
+ * -EINVAL when the value is missing. */
+static int option_value(const char *name, int argc, char **argv, int *i, const char **ret)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n))
+		return 0;
+	if (arg[n] == '=' && name[1] == '-') {
+		*ret = arg + n + 1;
+		return 1;
+	}
+	if (arg[n] != '\0') {
+		if (name[1] == '-')
+			return 0;
+		*ret = arg + n; /* -v2 */
+		return 1;
+	}
+	if (*i + 1 >= argc)
+		return -EINVAL;
+	*ret = argv[++*i];
+	return 1;
+}
+
+int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen)
+{
+	struct cli c = {.verbosity = 0};
+	char terr[160];
+	const char *v;
+	int i, r;
+
+	r = tcti_spec_parse(TCTI_DEFAULT, &c.tpm, NULL, 0);
+	if (r < 0)
+		return fail(err, errlen, "internal: default TCTI does not parse");
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || arg[1] == '\0')
+			break;
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			c.help = true;
+			continue;
+		}
+		if (!strcmp(arg, "-V") || !strcmp(arg, "--version")) {
+			c.version = true;
+			continue;
+		}
+		if ((r = option_value("-v", argc, argv, &i, &v)) != 0) {
+			if (r < 0)
+				return fail(err, errlen, "option -v needs a level (-1, 0, 1 or 2)");
+			if (parse_verbosity(v, &c.verbosity) < 0)
+				return fail(err, errlen,
+					    "option -v: level must be -1, 0, 1 or 2, got '%.32s'",
+					    v);
+			continue;
+		}
+		if ((r = option_value("--tpm", argc, argv, &i, &v)) != 0) {
+			if (r < 0)
+				return fail(err, errlen, "option --tpm needs a TCTI (e.g. %s)",
+					    TCTI_DEFAULT);
+			if (tcti_spec_parse(v, &c.tpm, terr, sizeof terr) < 0)
+				return fail(err, errlen, "option --tpm: %s", terr);
+			c.tpm_arg = v;
+			continue;
+		}
+		return fail(err, errlen, "unknown option '%.64s' (see --help)", arg);
+	}
+	if (i < argc) {
+		c.command = argv[i];
+		c.argc = argc - i - 1;
+		c.argv = argv + i + 1;
+	}
+	*ret = c;
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* The agent's command line: global options, then a command and its arguments.
+ *   constel-agent [-v N] [--tpm TCTI] [--help] [--version] [COMMAND [ARG...]] */
+#ifndef CONSTEL_CLI_H
+#define CONSTEL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tpm/tpm.h"
+
+/* Exit codes of every constel program. */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILURE_RUN = 1, /* the command ran and failed; its last line says why */
+	EXIT_USAGE = 2,	      /* the command line was wrong; nothing was done */
+};
+
+struct cli {
+	int verbosity; /* -v N: -1 debug, 0 info, 1 warn, 2 error */
+	struct tcti_spec tpm;
+	const char *tpm_arg; /* the --tpm string as given, NULL when defaulted */
+	bool help;
+	bool version;
+	const char *command; /* NULL when none was given */
+	int argc;	     /* the command's own arguments */
+	char **argv;
+};
+
+/* Parses argv[1..argc-1]. On -EINVAL, err holds one line (without the program name) saying
+ * what was wrong; *ret is written only on success. */
+int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,56 @@
+/* constel-agent: the entry point. Parses the global options and runs one command. As /init
+ * in the initramfs it will run the boot path of ARCHITECTURE.md; until that lands it offers
+ * the commands below and says so plainly when asked for more. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "cli.h"
+#include "version.h"
+
+static const char usage[] =
+    "usage: constel-agent [OPTIONS] COMMAND [ARG...]\n"
+    "\n"
+    "The Constellation node agent: attests the node over aTLS, receives the state-disk key,\n"
+    "opens the LUKS2 state disk and starts Kubernetes. Runs as /init in the initramfs.\n"
+    "\n"
+    "Commands:\n"
+    "  help             show this text\n"
+    "  version          show the version of the agent and of every linked dependency\n"
+    "\n"
+    "Options:\n"
+    "  -v N             log level: -1 debug, 0 info (default), 1 warn, 2 error\n"
+    "  --tpm TCTI       TPM transport: device:/dev/tpmrm0 (default) or\n"
+    "                   swtpm:host=127.0.0.1,port=2321\n"
+    "  -h, --help       show this text\n"
+    "  -V, --version    same as the version command\n"
+    "\n"
+    "Exit codes: 0 success, 1 the command failed (its last line says why),\n"
+    "2 wrong command line (nothing was done).\n";
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	char err[256];
+
+	log_set_program("constel-agent");
+	if (cli_parse(argc, argv, &cli, err, sizeof err) < 0) {
+		fprintf(stderr, "constel-agent: %s\n", err);
+		return EXIT_USAGE;
+	}
+	log_set_level(cli.verbosity);
+	if (cli.help || (cli.command && !strcmp(cli.command, "help"))) {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (cli.version || (cli.command && !strcmp(cli.command, "version"))) {
+		version_print(stdout);
+		return EXIT_OK;
+	}
+	if (!cli.command) {
+		fprintf(stderr, "constel-agent: no command given (see --help)\n");
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "constel-agent: unknown command '%.64s' (see --help)\n", cli.command);
+	return EXIT_USAGE;
+}

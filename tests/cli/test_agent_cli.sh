@@ -1,0 +1,79 @@
+# The shipped agent binary: fully static, and its command line behaves as documented.
+. tests/lib.sh
+agent=$BUILD/constel-agent
+
+t=agent_is_statically_linked
+if file "$agent" | grep -q 'statically linked' &&
+	ldd "$agent" 2>&1 | grep -q 'not a dynamic executable' &&
+	LC_ALL=C readelf -d "$agent" | grep -q 'There is no dynamic section'; then
+	pass $t
+else
+	fail $t "$(file "$agent"); $(ldd "$agent" 2>&1)"
+fi
+
+t=agent_stripped_copy_is_smaller_and_runs
+if [ -x "$agent.stripped" ] && [ "$(stat -c %s "$agent.stripped")" -lt "$(stat -c %s "$agent")" ] &&
+	"$agent.stripped" --version >/dev/null; then
+	pass $t
+else
+	fail $t "missing, not smaller, or does not run"
+fi
+
+t=agent_version_lists_every_pinned_dependency
+out=$("$agent" --version)
+missing=
+while read -r name src ver; do
+	case $name in '' | '#'*) continue ;; esac
+	grep -qE "^$name +$src +$(printf '%s' "$ver" | sed 's/[.+~]/\\&/g') " <<<"$out" || missing="$missing $name"
+done <deps/versions.txt
+for name in bearssl nanopb nghttp2 tpm2-tss cryptsetup json-c libsodium zlib; do
+	grep -q "^$name " <<<"$out" || missing="$missing $name"
+done
+if [ -z "$missing" ] && grep -q "^constel-agent $(cat VERSION)$" <<<"$out"; then
+	pass $t
+else
+	fail $t "not listed:$missing"
+fi
+
+# The libraries that can say their own version must agree with the pinned Debian version.
+t=agent_version_matches_what_the_linked_libraries_report
+bad=
+for pair in nghttp2:1.52.0 json-c:0.16 libsodium:1.0.18 zlib:1.2.13 libdm:1.02.185; do
+	grep -qE "^${pair%%:*} .* ${pair#*:}" <<<"$out" || bad="$bad ${pair%%:*}"
+done
+if [ -z "$bad" ]; then pass $t; else fail $t "reported version differs for:$bad"; fi
+
+t=agent_help_lists_the_commands_and_options
+out=$("$agent" --help)
+if [ $? = 0 ] && grep -q '^Commands:' <<<"$out" && grep -q '^  version ' <<<"$out" &&
+	grep -q -- '--tpm TCTI' <<<"$out" && grep -q -- '-v N' <<<"$out" &&
+	[ "$("$agent" help)" = "$out" ]; then
+	pass $t
+else
+	fail $t "help text incomplete"
+fi
+
+# Usage errors: exit 2, exactly one line on stderr, nothing on stdout.
+usage_error() {
+	local t=$1 want=$2 out err rc
+	shift 2
+	err=$("$agent" "$@" 2>&1 >/dev/null)
+	rc=$?
+	out=$("$agent" "$@" 2>/dev/null)
+	if [ $rc = 2 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] &&
+		[ "$err" = "$want" ]; then
+		pass "$t"
+	else
+		fail "$t" "exit $rc, stderr '$err', stdout '$out'"
+	fi
+}
+usage_error agent_unknown_option_exits_2_with_one_line \
+	"constel-agent: unknown option '--frobnicate' (see --help)" --frobnicate
+usage_error agent_unknown_command_exits_2 \
+	"constel-agent: unknown command 'frobnicate' (see --help)" frobnicate
+usage_error agent_no_command_exits_2 "constel-agent: no command given (see --help)"
+usage_error agent_bad_verbosity_exits_2 \
+	"constel-agent: option -v: level must be -1, 0, 1 or 2, got '7'" -v 7 version
+usage_error agent_bad_tpm_exits_2 \
+	"constel-agent: option --tpm: tcti swtpm: port must be 1 to 65534, got '0'" \
+	--tpm swtpm:port=0 version

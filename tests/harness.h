@@ -1,0 +1,45 @@
+/* A small unit-test harness. Each test binary runs its registered tests in order and prints
+ * one line per test, "PASS name" or "FAIL name: file:line: what", which tests/run.sh counts.
+ *
+ *   TEST(hex_decode_rejects_odd_length) { CHECK(hex_decode("abc", 3, b, 8, NULL) == -EINVAL); }
+ */
+#ifndef CONSTEL_TEST_HARNESS_H
+#define CONSTEL_TEST_HARNESS_H
+
+#include <stddef.h>
+
+typedef void (*test_fn)(void);
+
+void harness_register(const char *name, test_fn fn);
+void harness_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int harness_failed(void);
+/* Compares two byte strings; on a difference records a failure showing both in hex. */
+int harness_check_bytes(const char *file, int line, const void *got, const void *want, size_t len);
+/* Decodes a hex literal for test vectors; aborts the test binary on a malformed literal. */
+size_t harness_unhex(const char *hex, unsigned char *out, size_t cap);
+
+#define TEST(name)                                                     \
+	static void name(void);                                        \
+	__attribute__((constructor)) static void register_##name(void) \
+	{                                                              \
+		harness_register(#name, name);                         \
+	}                                                              \
+	static void name(void)
+
+/* On failure records where and what, then leaves the test function. */
+#define CHECK(cond)                                                    \
+	do {                                                           \
+		if (!(cond)) {                                         \
+			harness_fail(__FILE__, __LINE__, "%s", #cond); \
+			return;                                        \
+		}                                                      \
+	} while (0)
+
+#define CHECK_BYTES(got, want, len)                                                 \
+	do {                                                                        \
+		if (!harness_check_bytes(__FILE__, __LINE__, (got), (want), (len))) \
+			return;                                                     \
+	} while (0)
+
+#endif

@@ -1,0 +1,86 @@
+#!/bin/bash
+# Runs every test of the project and prints one summary line, "N passed, N failed":
+#   - the unit-test binaries of the sanitizer build (build/test/bin), one line per test;
+#   - the shell tests (tests/*/test_*.sh) against the shipped static agent;
+#   - each libFuzzer target, on its seed corpus and then for FUZZ_TEST_TIME seconds;
+#   - the source format check against .clang-format.
+# Each test prints "PASS name" or "FAIL name: why"; a program that dies without saying so
+# counts as a failure of its own. The exit status is 0 only when nothing failed.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+FUZZ_TEST_TIME=${FUZZ_TEST_TIME:-10}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+passed=0
+failed=0
+failures=()
+
+# Runs one program, shows its output, and counts its PASS and FAIL lines.
+run_counted() {
+	local name=$1 out rc p f
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	p=$(grep -c '^PASS ' <<<"$out")
+	f=$(grep -c '^FAIL ' <<<"$out")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	while IFS= read -r line; do failures+=("$line"); done < <(grep '^FAIL ' <<<"$out")
+	if [ $rc != 0 ] && [ "$f" = 0 ]; then
+		echo "FAIL $name: exited with status $rc without naming a failed test"
+		failed=$((failed + 1))
+		failures+=("FAIL $name: exited with status $rc")
+	fi
+}
+
+echo "== unit tests (ASan + UBSan build)"
+while IFS= read -r bin; do
+	run_counted "${bin#"$BUILD"/test/bin/}" "$bin"
+done < <(find "$BUILD/test/bin" -type f -perm -u+x | sort)
+
+echo "== shell tests"
+for t in tests/*/test_*.sh; do
+	run_counted "$t" bash "$t"
+done
+
+echo "== fuzz targets (corpus, then ${FUZZ_TEST_TIME} s each)"
+for bin in "$BUILD"/fuzz/bin/fuzz_*; do
+	name=$(basename "$bin")
+	corpus=tests/fuzz/corpus/$name
+	work=$(mktemp -d)
+	log=$BUILD/fuzz/$name.test.log
+	if "$bin" -max_total_time="$FUZZ_TEST_TIME" -timeout=10 -rss_limit_mb=2048 \
+		"$work" "$corpus" >"$log" 2>&1; then
+		echo "PASS $name ($(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#') runs)"
+		passed=$((passed + 1))
+	else
+		tail -30 "$log"
+		echo "FAIL $name: the fuzzer found a crash (log $log)"
+		failed=$((failed + 1))
+		failures+=("FAIL $name")
+	fi
+	rm -rf "$work"
+done
+
+echo "== format"
+files=$(git ls-files 'agent/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 2>/dev/null)
+[ -n "$files" ] || files=$(find agent tests tools -name '*.[ch]' 2>/dev/null)
+if clang-format --dry-run -Werror $files >"$BUILD/format.log" 2>&1; then
+	echo "PASS format_matches_clang_format"
+	passed=$((passed + 1))
+else
+	head -20 "$BUILD/format.log"
+	echo "FAIL format_matches_clang_format: run clang-format -i on the files above"
+	failed=$((failed + 1))
+	failures+=("FAIL format_matches_clang_format")
+fi
+
+if [ $failed != 0 ]; then
+	echo "== failures"
+	printf '%s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
