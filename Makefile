@@ -13,7 +13,7 @@ ifndef DEPS
 
 .PHONY: all test run bench fuzz agent prepare clean
 all test run bench fuzz agent: prepare
-	@$(MAKE) --no-print-directory DEPS="$$(cat $(BUILD)/deps-prefix)" $@
+	@$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $@
 
 prepare:
 	@deps/host-setup.sh
@@ -130,7 +130,7 @@ fuzz: fuzz-build
 	@for f in $(FUZZ_BINS); do \
 	  n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
 	  echo "fuzz: $$n for $(FUZZ_TIME) s"; \
-	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 $(BUILD)/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
+	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
 	    2>$(BUILD)/fuzz/$$n.log || { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; \
 	  grep -E '^(#[0-9]+ +DONE|Done)' $(BUILD)/fuzz/$$n.log | tail -1; \
 	done

@@ -1,21 +1,11 @@
 /* Global option parsing. Hand-written rather than getopt: getopt permutes argv under glibc
  * and not under musl, and the test build must behave exactly like the shipped one. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "cli.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static int parse_verbosity(const char *v, int *ret)
 {
@@ -63,7 +53,7 @@ int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen)
 
 	r = tcti_spec_parse(TCTI_DEFAULT, &c.tpm, NULL, 0);
 	if (r < 0)
-		return fail(err, errlen, "internal: default TCTI does not parse");
+		return errbuf_set(err, errlen, "internal: default TCTI does not parse");
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 
@@ -83,23 +73,25 @@ int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen)
 		}
 		if ((r = option_value("-v", argc, argv, &i, &v)) != 0) {
 			if (r < 0)
-				return fail(err, errlen, "option -v needs a level (-1, 0, 1 or 2)");
+				return errbuf_set(err, errlen,
+						  "option -v needs a level (-1, 0, 1 or 2)");
 			if (parse_verbosity(v, &c.verbosity) < 0)
-				return fail(err, errlen,
-					    "option -v: level must be -1, 0, 1 or 2, got '%.32s'",
-					    v);
+				return errbuf_set(
+				    err, errlen,
+				    "option -v: level must be -1, 0, 1 or 2, got '%.32s'", v);
 			continue;
 		}
 		if ((r = option_value("--tpm", argc, argv, &i, &v)) != 0) {
 			if (r < 0)
-				return fail(err, errlen, "option --tpm needs a TCTI (e.g. %s)",
-					    TCTI_DEFAULT);
+				return errbuf_set(err, errlen,
+						  "option --tpm needs a TCTI (e.g. %s)",
+						  TCTI_DEFAULT);
 			if (tcti_spec_parse(v, &c.tpm, terr, sizeof terr) < 0)
-				return fail(err, errlen, "option --tpm: %s", terr);
+				return errbuf_set(err, errlen, "option --tpm: %s", terr);
 			c.tpm_arg = v;
 			continue;
 		}
-		return fail(err, errlen, "unknown option '%.64s' (see --help)", arg);
+		return errbuf_set(err, errlen, "unknown option '%.64s' (see --help)", arg);
 	}
 	if (i < argc) {
 		c.command = argv[i];

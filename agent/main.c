@@ -51,6 +51,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "constel-agent: no command given (see --help)\n");
 		return EXIT_USAGE;
 	}
-	fprintf(stderr, "constel-agent: unknown command '%.64s' (see --help)\n", cli.command);
+	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
+	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;
 }

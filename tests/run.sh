@@ -52,7 +52,7 @@ for bin in "$BUILD"/fuzz/bin/fuzz_*; do
 	corpus=tests/fuzz/corpus/$name
 	work=$(mktemp -d)
 	log=$BUILD/fuzz/$name.test.log
-	if "$bin" -max_total_time="$FUZZ_TEST_TIME" -timeout=10 -rss_limit_mb=2048 \
+	if "$bin" -max_total_time="$FUZZ_TEST_TIME" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$BUILD/fuzz/" \
 		"$work" "$corpus" >"$log" 2>&1; then
 		echo "PASS $name ($(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#') runs)"
 		passed=$((passed + 1))

@@ -35,6 +35,12 @@ void log_vmsg(int level, const char *fmt, va_list ap);
  * failing call site stays one line: return log_err(r, "disk: %s: open", path); */
 int log_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Formats a one-line error for the caller into err (when err is not NULL), with control
+ * characters replaced as in log lines, and returns -EINVAL. Parsers use it to say what was
+ * wrong with input that may itself contain anything. */
+int errbuf_set(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)

@@ -140,6 +140,22 @@ void log_msg(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+int errbuf_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!err || !errlen)
+		return -EINVAL;
+	va_start(ap, fmt);
+	n = vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		err[0] = '\0';
+	sanitize(err, strlen(err));
+	return -EINVAL;
+}
+
 int log_err(int err, const char *fmt, ...)
 {
 	char msg[LOG_LINE_MAX];

@@ -1,24 +1,12 @@
 /* Parsing of TCTI strings given on the command line (--tpm). Strict: unknown transports,
  * unknown keys, relative device paths and out-of-range ports are refused with one line. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "tpm.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static int parse_port(const char *v, size_t len, uint16_t *ret)
 {
@@ -47,30 +35,31 @@ static int parse_swtpm(const char *conf, struct tcti_spec *t, char *err, size_t 
 
 		eq = memchr(p, '=', len);
 		if (!eq)
-			return fail(err, errlen, "tcti swtpm: expected key=value, got '%.*s'",
-				    (int)len, p);
+			return errbuf_set(err, errlen, "tcti swtpm: expected key=value, got '%.*s'",
+					  (int)len, p);
 		vlen = len - (size_t)(eq + 1 - p);
 		if ((size_t)(eq - p) == 4 && !strncmp(p, "host", 4)) {
 			if (vlen == 0 || vlen >= sizeof t->host)
-				return fail(err, errlen,
-					    "tcti swtpm: host must be 1 to %zu characters",
-					    sizeof t->host - 1);
+				return errbuf_set(err, errlen,
+						  "tcti swtpm: host must be 1 to %zu characters",
+						  sizeof t->host - 1);
 			memcpy(t->host, eq + 1, vlen);
 			t->host[vlen] = '\0';
 		} else if ((size_t)(eq - p) == 4 && !strncmp(p, "port", 4)) {
 			if (parse_port(eq + 1, vlen, &t->port) < 0)
-				return fail(err, errlen,
-					    "tcti swtpm: port must be 1 to 65534, got '%.*s'",
-					    (int)vlen, eq + 1);
+				return errbuf_set(err, errlen,
+						  "tcti swtpm: port must be 1 to 65534, got '%.*s'",
+						  (int)vlen, eq + 1);
 		} else {
-			return fail(err, errlen, "tcti swtpm: unknown key '%.*s' (host, port)",
-				    (int)(eq - p), p);
+			return errbuf_set(err, errlen,
+					  "tcti swtpm: unknown key '%.*s' (host, port)",
+					  (int)(eq - p), p);
 		}
 		if (!end)
 			break;
 		p = end + 1;
 		if (!*p)
-			return fail(err, errlen, "tcti swtpm: trailing ','");
+			return errbuf_set(err, errlen, "tcti swtpm: trailing ','");
 	}
 	return 0;
 }
@@ -88,11 +77,12 @@ int tcti_spec_parse(const char *s, struct tcti_spec *ret, char *err, size_t errl
 		if (!*conf)
 			conf = "/dev/tpmrm0";
 		if (conf[0] != '/')
-			return fail(err, errlen, "tcti device: path must be absolute, got '%s'",
-				    conf);
+			return errbuf_set(err, errlen,
+					  "tcti device: path must be absolute, got '%s'", conf);
 		if (strlen(conf) >= sizeof t.path)
-			return fail(err, errlen, "tcti device: path longer than %zu characters",
-				    sizeof t.path - 1);
+			return errbuf_set(err, errlen,
+					  "tcti device: path longer than %zu characters",
+					  sizeof t.path - 1);
 		strcpy(t.path, conf);
 	} else if (nlen == 5 && !strncmp(s, "swtpm", 5)) {
 		t.kind = TCTI_SWTPM;
@@ -102,8 +92,8 @@ int tcti_spec_parse(const char *s, struct tcti_spec *ret, char *err, size_t errl
 		if (r < 0)
 			return r;
 	} else {
-		return fail(err, errlen, "unknown TPM transport '%.*s' (device, swtpm)", (int)nlen,
-			    s);
+		return errbuf_set(err, errlen, "unknown TPM transport '%.*s' (device, swtpm)",
+				  (int)nlen, s);
 	}
 	*ret = t;
 	return 0;

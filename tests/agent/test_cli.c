@@ -113,3 +113,15 @@ TEST(cli_help_and_version_flags)
 	CHECK(PARSE(&c, err, "--version") == 0 && c.version);
 	CHECK(PARSE(&c, err, "-V") == 0 && c.version);
 }
+
+/* An argument may hold anything; the error that quotes it must still be one line. */
+TEST(cli_errors_quoting_input_stay_one_line)
+{
+	struct cli c;
+	char err[128];
+
+	CHECK(PARSE(&c, err, "--bad\noption\r\x1b") == -EINVAL);
+	CHECK(!strcmp(err, "unknown option '--bad?option?\?' (see --help)"));
+	CHECK(PARSE(&c, err, "--tpm", "swtpm:host\n=x") == -EINVAL);
+	CHECK(strchr(err, '\n') == NULL);
+}

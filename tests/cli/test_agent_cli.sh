@@ -24,7 +24,7 @@ out=$("$agent" --version)
 missing=
 while read -r name src ver; do
 	case $name in '' | '#'*) continue ;; esac
-	grep -qE "^$name +$src +$(printf '%s' "$ver" | sed 's/[.+~]/\\&/g') " <<<"$out" || missing="$missing $name"
+	grep -qE "^$name +$src +$(printf '%s' "$ver" | sed 's/[.+]/\\&/g') " <<<"$out" || missing="$missing $name"
 done <deps/versions.txt
 for name in bearssl nanopb nghttp2 tpm2-tss cryptsetup json-c libsodium zlib; do
 	grep -q "^$name " <<<"$out" || missing="$missing $name"
@@ -77,3 +77,5 @@ usage_error agent_bad_verbosity_exits_2 \
 usage_error agent_bad_tpm_exits_2 \
 	"constel-agent: option --tpm: tcti swtpm: port must be 1 to 65534, got '0'" \
 	--tpm swtpm:port=0 version
+usage_error agent_usage_error_quoting_a_newline_stays_one_line \
+	"constel-agent: unknown command 'a?b' (see --help)" "$(printf 'a\nb')"
