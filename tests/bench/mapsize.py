@@ -15,7 +15,7 @@ IMAGE = re.compile(r'^\.(text|rodata|data|init_array|fini_array|eh_frame|eh_fram
 
 COMPONENTS = [
     (re.compile(r'libconstel\.a|/musl/agent/'), 'constel-agent (ours)'),
-    (re.compile(r'/musl/.*lib/(libc\.a|crt1\.o|crti\.o|crtn\.o|rcrt1\.o|Scrt1\.o)'), 'musl libc'),
+    (re.compile(r'-linux-musl/(libc\.a|[A-Za-z]*crt[1in]\.o)'), 'musl libc'),
     (re.compile(r'libgcc|crtbegin|crtend'), 'libgcc'),
     (re.compile(r'libbearssl\.a'), 'bearssl'),
     (re.compile(r'libprotobuf-nanopb\.a'), 'nanopb'),

@@ -16,8 +16,8 @@ strip -s "$base_dir/empty"
 a=$(stat -c %s "$agent")
 b=$(stat -c %s "$base_dir/empty")
 echo "bench: size of the shipped agent (static musl, -Os, --gc-sections, stripped)"
-printf '  %-44s %10s bytes\n' "constel-agent (stripped)" "$(printf "%'d" "$a")"
-printf '  %-44s %10s bytes\n' "baseline: empty static musl program" "$(printf "%'d" "$b")"
+printf '  %-44s %10d bytes\n' "constel-agent (stripped)" "$a"
+printf '  %-44s %10d bytes\n' "baseline: empty static musl program" "$b"
 printf '  %-44s %10s\n' "ratio agent / baseline" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1fx", a / b }')"
 echo
 echo "bench: what each component contributes (linker map of $BUILD/constel-agent)"

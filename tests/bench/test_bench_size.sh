@@ -1,0 +1,15 @@
+# make bench's linker-map breakdown: it must find our code and musl in the agent's map, and
+# what it attributes must fit inside the stripped file.
+. tests/lib.sh
+
+t=bench_map_breakdown_accounts_for_the_binary
+out=$(python3 tests/bench/mapsize.py "$BUILD/constel-agent.map" "$BUILD/constel-agent.stripped")
+total=$(awk '/^total/ { gsub(",", "", $4); print $4 }' <<<"$out")
+rest=$(awk '/^ELF headers/ { gsub(",", "", $4); print $4 }' <<<"$out")
+if grep -q '^constel-agent (ours) ' <<<"$out" && grep -q '^musl libc ' <<<"$out" &&
+	! grep -q '^other' <<<"$out" &&
+	[ "$total" = "$(stat -c %s "$BUILD/constel-agent.stripped")" ] && [ "${rest:--1}" -ge 0 ]; then
+	pass $t
+else
+	fail $t "unexpected breakdown: $(tr '\n' '|' <<<"$out")"
+fi
