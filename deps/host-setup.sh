@@ -10,41 +10,78 @@ srcfile=/etc/apt/sources.list.d/constel-agent-src.sources
 
 log() { printf 'host-setup: %s\n' "$*" >&2; }
 
-# Turn the deb822 stanzas of the system's Debian sources into deb-src stanzas. The URIs and
-# keyrings are taken from the host's own configuration, never written down here.
+# The Debian archives apt already uses, one "URI SUITE SIGNED-BY" line per suite, read from
+# both the deb822 (*.sources) and the one-line (sources.list, *.list) formats. Only Debian's
+# own suites for this release count (bookworm, -updates, -security with component main), so a
+# third-party repository never gets a deb-src entry it cannot serve.
+debian_archives() {
+	local f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		case $f in
+		*.sources)
+			awk '
+			function flush(   n, i, s) {
+				if (types ~ /(^| )deb( |$)/ && comps ~ /(^| )main( |$)/) {
+					n = split(suites, s, " ")
+					for (i = 1; i <= n; i++) print uris, s[i], (signed == "" ? "-" : signed)
+				}
+				types = uris = suites = comps = signed = ""
+			}
+			/^[ \t]*$/ { flush(); next }
+			/^#/ { next }
+			/^Types:/ { sub(/^Types:[ \t]*/, ""); types = $0 }
+			/^URIs:/ { sub(/^URIs:[ \t]*/, ""); uris = $1 }
+			/^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
+			/^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
+			/^Signed-By:/ { sub(/^Signed-By:[ \t]*/, ""); signed = $0 }
+			END { flush() }' "$f"
+			;;
+		*)
+			awk '
+			$1 == "deb" {
+				signed = "-"; i = 2
+				if ($2 ~ /^\[/) {
+					for (; i <= NF; i++) {
+						if ($i ~ /^\[?signed-by=/) { signed = $i; sub(/^\[?signed-by=/, "", signed); sub(/\]$/, "", signed) }
+						if ($i ~ /\]$/) { i++; break }
+					}
+				}
+				uri = $i; suite = $(i + 1); main = 0
+				for (j = i + 2; j <= NF; j++) if ($j == "main") main = 1
+				if (main) print uri, suite, signed
+			}' "$f"
+			;;
+		esac
+	done | awk '$2 ~ /^bookworm(-updates|-security)?$/ && $1 ~ /\/debian(-security)?\/?$/' | sort -u
+}
+
+# deb-src stanzas for those archives, plus trixie from the archive that serves bookworm.
 make_src_stanzas() {
-	awk '
-	function flush() {
-		if (types ~ /(^| )deb( |$)/ && uris != "") {
-			printf "Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\n", uris, suites, comps
-			if (signed != "") printf "Signed-By: %s\n", signed
-			printf "\n"
-			if (suites ~ /(^| )bookworm( |$)/)
-				printf "Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: %s\n\n", uris, signed
-		}
-		types = uris = suites = comps = signed = ""
+	debian_archives | awk '
+	{
+		printf "Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\n", $1, $2
+		if ($3 != "-") printf "Signed-By: %s\n", $3
+		printf "\n"
+		if ($2 == "bookworm") { trixie_uri = $1; trixie_signed = $3 }
 	}
-	/^[ \t]*$/ { flush(); next }
-	/^#/ { next }
-	/^Types:/ { sub(/^Types:[ \t]*/, ""); types = $0 }
-	/^URIs:/ { sub(/^URIs:[ \t]*/, ""); uris = $0 }
-	/^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
-	/^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
-	/^Signed-By:/ { sub(/^Signed-By:[ \t]*/, ""); signed = $0 }
-	END { flush() }
-	' /etc/apt/sources.list.d/debian.sources
+	END {
+		if (trixie_uri != "") {
+			printf "Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\n", trixie_uri
+			if (trixie_signed != "-") printf "Signed-By: %s\n", trixie_signed
+		}
+	}'
 }
 
 need_update=0
-if [ ! -f /etc/apt/sources.list.d/debian.sources ]; then
-	log "no /etc/apt/sources.list.d/debian.sources: cannot derive deb-src entries"
-	exit 1
-fi
 want=$(make_src_stanzas)
-if [ -z "$want" ]; then
-	log "found no Debian 'deb' stanza to mirror as deb-src"
+case $want in
+*"Suites: trixie"*) ;;
+*)
+	log "found no Debian bookworm archive in apt's sources to add deb-src entries for"
 	exit 1
-fi
+	;;
+esac
 if [ ! -f "$srcfile" ] || [ "$(cat "$srcfile")" != "$want" ]; then
 	log "writing $srcfile (deb-src for the host's suites and trixie)"
 	printf '%s\n' "$want" >"$srcfile"
@@ -65,6 +102,10 @@ if [ -n "$missing" ]; then
 	need_update=1
 fi
 
+if [ "$need_update" = 1 ] && [ "$(id -u)" != 0 ]; then
+	log "needs root to change apt's sources and install:${missing:- (nothing; sources only)}"
+	exit 1
+fi
 if [ "$need_update" = 1 ]; then
 	log "apt-get update"
 	apt-get update -qq
