@@ -33,32 +33,46 @@ AGENT_SRCS := agent/main.c agent/version.c
 TEST_SRCS := $(sort $(wildcard tests/*/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
+# Protobuf messages: nanopb-proto/X.proto (+ X.options) -> build/gen/X.pb.[ch], generated with
+# Debian's nanopb generator. The nanopb runtime is compiled from the pinned source package
+# (installed into the deps prefix) in every build, with PB_DEFS, so runtime and generated code
+# always agree on the options.
+PROTOS := $(sort $(wildcard nanopb-proto/*.proto))
+PB_GEN_C := $(patsubst nanopb-proto/%.proto,$(BUILD)/gen/%.pb.c,$(PROTOS))
+PB_GEN_H := $(PB_GEN_C:.c=.h)
+PB_SRC := $(DEPS)/src/nanopb
+PB_RUNTIME := pb_common pb_encode pb_decode
+PB_DEFS := -DPB_FIELD_32BIT
+LIB_SRCS += $(PB_GEN_C)
+
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 STD := -std=gnu11
 
 # ---- the shipped agent: static musl, -Os, --gc-sections ----
 MUSL_CC := musl-gcc -isystem $(BUILD)/kinc
-MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections \
-	-Iagent -I$(BUILD)/gen -I$(DEPS)/include -I$(DEPS)/include/bearssl -I$(DEPS)/include/nanopb
+MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections $(PB_DEFS) \
+	-Iagent -I$(BUILD)/gen -I$(PB_SRC) -I$(DEPS)/include -I$(DEPS)/include/bearssl
 MUSL_LIBS := -L$(DEPS)/lib \
 	$(shell PKG_CONFIG_LIBDIR=$(DEPS)/lib/pkgconfig pkg-config --static --libs libcryptsetup) \
 	-lnghttp2 -ltss2-esys -ltss2-sys -ltss2-mu -ltss2-tcti-device -ltss2-rc \
-	-lbearssl -lprotobuf-nanopb -lsodium -lz
-MUSL_OBJS := $(patsubst %.c,$(BUILD)/musl/%.o,$(LIB_SRCS))
+	-lbearssl -lsodium -lz
+MUSL_OBJS := $(patsubst %.c,$(BUILD)/musl/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/musl/nanopb/%.o)
 
 # ---- the test build: host compiler, Debian's -dev libraries, ASan + UBSan ----
 TEST_CC := gcc
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) -Iagent -Itests -I/usr/include/bearssl
-TEST_LIBS := -lbearssl -lsodium
-TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS))
+TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
+	-I/usr/include/bearssl
+TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz
+TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/test/nanopb/%.o)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
 
 # ---- libFuzzer targets: clang, same sources ----
 FUZZ_CC := clang
 FUZZ_CFLAGS := $(STD) -Wall -Wextra -Werror -g -O1 -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -Iagent -I/usr/include/bearssl
-FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(LIB_SRCS))
+	-fno-sanitize-recover=all $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
+	-I/usr/include/bearssl
+FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/fuzz/nanopb/%.o)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
 .PHONY: all agent test run bench fuzz test-build fuzz-build
@@ -80,9 +94,20 @@ $(BUILD)/gen/deps_versions.h: deps/versions.txt VERSION
 	  awk '!/^#/ && NF == 3 { printf "\t{\"%s\", \"%s\", \"%s\"}, \\\n", $$1, $$2, $$3 }' $<; \
 	  echo '	/* end */'; } >$@.tmp && mv $@.tmp $@
 
-$(BUILD)/musl/%.o: %.c $(BUILD)/kinc/.stamp $(BUILD)/gen/deps_versions.h
+$(BUILD)/gen/%.pb.c $(BUILD)/gen/%.pb.h: nanopb-proto/%.proto $(wildcard nanopb-proto/*.options)
+	@mkdir -p $(BUILD)/gen
+	cd nanopb-proto && /usr/bin/python3 /usr/bin/nanopb_generator.py -q -D ../$(BUILD)/gen $*.proto
+
+# Every object may include a generated header: generate them all first.
+GEN_FIRST := | $(PB_GEN_H) $(BUILD)/gen/deps_versions.h
+
+$(BUILD)/musl/%.o: %.c $(BUILD)/kinc/.stamp $(GEN_FIRST)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/musl/nanopb/%.o: $(PB_SRC)/%.c $(BUILD)/kinc/.stamp
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(MUSL_CFLAGS) -c $< -o $@
 
 $(BUILD)/libconstel.a: $(MUSL_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -93,9 +118,13 @@ $(BUILD)/constel-agent: $(patsubst %.c,$(BUILD)/musl/%.o,$(AGENT_SRCS)) $(BUILD)
 $(BUILD)/constel-agent.stripped: $(BUILD)/constel-agent
 	strip -s -o $@ $<
 
-$(BUILD)/test/%.o: %.c
+$(BUILD)/test/%.o: %.c $(GEN_FIRST)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/test/nanopb/%.o: $(PB_SRC)/%.c
+	@mkdir -p $(dir $@)
+	$(TEST_CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(BUILD)/test/libconstel.a: $(TEST_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -104,9 +133,13 @@ $(BUILD)/test/bin/%: $(BUILD)/test/tests/%.o $(BUILD)/test/tests/harness.o $(BUI
 	@mkdir -p $(dir $@)
 	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
 
-$(BUILD)/fuzz/%.o: %.c
+$(BUILD)/fuzz/%.o: %.c $(GEN_FIRST)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/nanopb/%.o: $(PB_SRC)/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)

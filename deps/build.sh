@@ -33,6 +33,13 @@ if [ "${1:-}" = --key ]; then
 fi
 
 dest=$cache/deps-$key
+mkdir -p "$cache"
+# One build at a time per cache: a second caller waits for the first and then hits the cache.
+exec 9>"$cache/.lock-$key"
+if ! flock -n 9; then
+	say "another build of key $key is running; waiting for it"
+	flock 9
+fi
 if [ -f "$dest/.complete" ]; then
 	say "cache hit: $dest (key $key), build skipped"
 	echo "$dest/prefix"
@@ -41,7 +48,6 @@ fi
 
 say "cache miss (key $key): building all dependencies from Debian source into $dest"
 t_start=$(date +%s)
-mkdir -p "$cache"
 work=$(mktemp -d "$cache/build-$key.XXXXXX")
 # The prefix is built in place (pkg-config files name it); .complete marks it usable.
 rm -rf "$dest"
@@ -113,8 +119,12 @@ build_nanopb() {
 	done
 	ar rcs build-musl/libprotobuf-nanopb.a build-musl/*.o
 	install -m644 build-musl/libprotobuf-nanopb.a "$PREFIX/lib/"
-	install -d "$PREFIX/include/nanopb"
+	install -d "$PREFIX/include/nanopb" "$PREFIX/src/nanopb"
 	install -m644 pb.h pb_common.h pb_encode.h pb_decode.h "$PREFIX/include/nanopb/"
+	# The runtime's sources too: the agent, the sanitizer build and the fuzz targets compile
+	# them with the project's own PB_* options, which must match the generated code's.
+	install -m644 pb.h pb_common.h pb_encode.h pb_decode.h pb_common.c pb_encode.c pb_decode.c \
+		"$PREFIX/src/nanopb/"
 }
 
 build_json_c() {

@@ -92,9 +92,10 @@ enum base64_alphabet {
 	BASE64_URL,
 };
 
+#define BASE64_ENCODED_LEN(n) (((n) + 2) / 3 * 4) /* a constant for array sizes */
 static inline size_t base64_encoded_len(size_t len)
 {
-	return (len + 2) / 3 * 4;
+	return BASE64_ENCODED_LEN(len);
 }
 /* Writes the encoding and a NUL into out (cap >= base64_encoded_len(len)+1). */
 int base64_encode(enum base64_alphabet a, const void *src, size_t len, char *out, size_t cap);
