@@ -76,6 +76,8 @@ FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUIL
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
 .PHONY: all agent test run bench fuzz test-build fuzz-build
+# Keep every intermediate (objects of the nanopb runtime, generated sources) for fast rebuilds.
+.SECONDARY:
 all: agent
 agent: $(BUILD)/constel-agent $(BUILD)/constel-agent.stripped
 
