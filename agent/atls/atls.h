@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define ATLS_NONCE_LEN	   32
 #define ATLS_USER_DATA_LEN 32		/* SHA-256 of the certificate's SPKI */
@@ -35,5 +36,39 @@ struct atls_validator {
 			size_t errlen);
 	void *ctx;
 };
+
+struct atls_config {
+	const struct atls_issuer *issuer;	 /* NULL: our certificate carries no attestation */
+	const struct atls_validator *validators; /* checked against the peer's certificate */
+	size_t n_validators;			 /* 0: the peer is not attested (as Go) */
+	time_t (*now)(void);			 /* clock for certificates; NULL: time() */
+};
+
+struct atls_conn;
+
+/* A client connection on the connected, non-blocking socket fd (the caller keeps fd and
+ * closes it after atls_free). A fresh 32-byte nonce goes out as the SNI. */
+int atls_client_new(const struct atls_config *cfg, int fd, struct atls_conn **ret);
+/* A server connection on an accepted, non-blocking socket. With validators it requests a
+ * client certificate with a fresh server nonce as the one acceptable-CA name. */
+int atls_server_new(const struct atls_config *cfg, int fd, struct atls_conn **ret);
+void atls_free(struct atls_conn *c);
+
+/* Application data. They drive the handshake first; -EAGAIN means "poll for
+ * atls_events() and call again". Other errors are final; atls_error() says why. */
+ssize_t atls_read(struct atls_conn *c, void *buf, size_t len);
+ssize_t atls_write(struct atls_conn *c, const void *buf, size_t len);
+int atls_flush(struct atls_conn *c);
+/* POLLIN and/or POLLOUT: what the engine waits for on the socket. */
+short atls_events(const struct atls_conn *c);
+int atls_established(const struct atls_conn *c);
+/* One line: why the connection failed ("handshake: peer sent fatal alert 42", ...). */
+const char *atls_error(const struct atls_conn *c);
+
+/* Exposed for tests and fuzzing: the nonce DN of a CertificateRequest (spec §1.3). */
+int atls_nonce_dn_build(const uint8_t *nonce, size_t len, uint8_t *out, size_t cap,
+			size_t *ret_len);
+int atls_nonce_dn_decode(const uint8_t *dn, size_t len, uint8_t *nonce, size_t cap, size_t *ret_len,
+			 char *err, size_t errlen);
 
 #endif

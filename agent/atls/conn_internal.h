@@ -1,0 +1,107 @@
+/* Inside an aTLS connection: shared by conn.c (I/O), handshake.c (BearSSL callbacks),
+ * peer.c (the peer-certificate check) and keys.c (our key and certificate). */
+#ifndef CONSTEL_ATLS_CONN_INTERNAL_H
+#define CONSTEL_ATLS_CONN_INTERNAL_H
+
+#include <time.h>
+
+#include <bearssl.h>
+
+#include "atls.h"
+
+#define ATLS_PEER_CERT_MAX (256 * 1024) /* Go's limit for the Certificate message */
+#define ATLS_EXT_MAX	   16
+
+struct atls_key {
+	unsigned char sk[BR_EC_KBUF_PRIV_MAX_SIZE];
+	br_ec_private_key priv;
+	uint8_t spki[91]; /* SubjectPublicKeyInfo DER of the uncompressed P-256 point */
+};
+
+/* What atls_cert_check found in a certificate; pointers into the checked DER. */
+struct atls_cert_info {
+	const uint8_t *spki;
+	size_t spki_len;
+	size_t n_ext;
+	struct {
+		const uint8_t *oid, *value;
+		size_t oid_len, value_len;
+	} ext[ATLS_EXT_MAX];
+};
+
+struct atls_conn;
+
+/* The peer-certificate check, a br_x509_class (peer.c). */
+struct atls_peer {
+	const br_x509_class *vtable;
+	struct atls_conn *conn;
+	int ncert;
+	unsigned err;
+	uint8_t *der;
+	size_t len, cap;
+	br_x509_pkey pkey;
+	unsigned char q[BR_EC_KBUF_PUB_MAX_SIZE];
+	int attested;
+};
+
+struct atls_conn {
+	int fd;
+	int is_server;
+	int established;
+	short want;
+	struct atls_config cfg;
+	union {
+		br_ssl_client_context client;
+		br_ssl_server_context server;
+	} u;
+	br_ssl_engine_context *eng;
+	unsigned char iobuf[BR_SSL_BUFSIZE_BIDI];
+
+	uint8_t own_nonce[ATLS_NONCE_LEN];
+	uint8_t peer_nonce[192]; /* an SNI of up to 255 base64 characters */
+	size_t peer_nonce_len;
+
+	/* Our fresh P-256 key and self-signed certificate (made during the handshake). */
+	struct atls_key key;
+	unsigned char *cert;
+	size_t cert_len;
+	br_x509_certificate chain;
+
+	/* Server with validators: the one acceptable-CA DN that carries our nonce. */
+	unsigned char dn[160];
+	br_x500_name dn_name;
+
+	/* Client: the first DN of the server's CertificateRequest. */
+	unsigned char ca_dn[1024];
+	size_t ca_dn_len;
+	int ca_dn_count;
+	int ca_dn_overflow;
+
+	const br_ssl_client_certificate_class *ccert;
+	const br_ssl_server_policy_class *policy;
+	struct atls_peer x509;	      /* the peer-certificate check (peer.c) */
+	br_x509_minimal_context xmin; /* only to satisfy br_ssl_client_init_full */
+
+	char error[256];
+};
+
+int atls_random(void *buf, size_t len);
+int atls_key_generate(struct atls_key *k);
+void atls_key_user_data(const struct atls_key *k, uint8_t out[ATLS_USER_DATA_LEN]);
+size_t atls_key_sign(const struct atls_key *k, const br_hash_class *h, const uint8_t *hv,
+		     uint8_t *sig, size_t cap);
+int atls_cert_build(const struct atls_key *k, time_t now, const uint8_t *oid, size_t oid_len,
+		    const uint8_t *doc, size_t doc_len, uint8_t *out, size_t cap, size_t *ret_len);
+void atls_peer_setup(struct atls_conn *c);
+/* The Go-like certificate check of §1.7 (without the attestation); exposed for fuzzing. */
+int atls_cert_check(const uint8_t *der, size_t len, time_t now, struct atls_cert_info *info,
+		    char *err, size_t errlen);
+void atls_peer_free(struct atls_peer *p);
+void atls_ccert_setup(struct atls_conn *c);
+void atls_policy_setup(struct atls_conn *c);
+/* Fresh key, attestation document for the peer's nonce (when we have an issuer), certificate. */
+int atls_make_cert(struct atls_conn *c);
+size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char *data, size_t len);
+void atls_conn_wipe_keys(struct atls_conn *c);
+
+#endif
