@@ -163,8 +163,11 @@ static int handshake_finished(struct atls_conn *c)
 	return 0;
 }
 
-/* Moves records between BearSSL and the socket until it would block. Returns 0 or -errno. */
-static int pump(struct atls_conn *c)
+/* Moves records between BearSSL and the socket until it would block. Incoming records are
+ * read during the handshake and when the caller wants application data (read != 0), so that
+ * a peer that closes right after our last write does not turn a write into an error.
+ * Returns 0 or -errno. */
+static int pump(struct atls_conn *c, int read)
 {
 	for (;;) {
 		unsigned st = br_ssl_engine_current_state(c->eng);
@@ -203,7 +206,7 @@ static int pump(struct atls_conn *c)
 			br_ssl_engine_sendrec_ack(c->eng, (size_t)n);
 			continue;
 		}
-		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP)) {
+		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP) && (read || !c->established)) {
 			buf = br_ssl_engine_recvrec_buf(c->eng, &len);
 			n = recv(c->fd, buf, len, 0);
 			if (n < 0 && errno == EINTR)
@@ -234,7 +237,7 @@ static int pump(struct atls_conn *c)
 
 ssize_t atls_read(struct atls_conn *c, void *buf, size_t len)
 {
-	int r = pump(c);
+	int r = pump(c, 1);
 	unsigned char *app;
 	size_t avail;
 
@@ -254,7 +257,7 @@ ssize_t atls_write(struct atls_conn *c, const void *buf, size_t len)
 {
 	unsigned char *app;
 	size_t room;
-	int r = pump(c);
+	int r = pump(c, 0);
 
 	if (r < 0)
 		return r;
@@ -266,7 +269,7 @@ ssize_t atls_write(struct atls_conn *c, const void *buf, size_t len)
 	memcpy(app, buf, room);
 	br_ssl_engine_sendapp_ack(c->eng, room);
 	br_ssl_engine_flush(c->eng, 0);
-	r = pump(c);
+	r = pump(c, 0);
 	if (r < 0)
 		return r;
 	return (ssize_t)room;
@@ -275,7 +278,7 @@ ssize_t atls_write(struct atls_conn *c, const void *buf, size_t len)
 int atls_flush(struct atls_conn *c)
 {
 	br_ssl_engine_flush(c->eng, 0);
-	return pump(c);
+	return pump(c, 0);
 }
 
 short atls_events(const struct atls_conn *c)

@@ -202,4 +202,3 @@ TEST(atls_certificate_shape_and_validity_window)
 	CHECK(strstr(err, "not valid now") != NULL);
 	CHECK(atls_cert_check(cert, n - 1, now, &ci, err, sizeof err) == -EINVAL);
 }
-

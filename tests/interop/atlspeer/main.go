@@ -1,0 +1,310 @@
+// atlspeer: an independent aTLS endpoint written with Go's crypto/tls, configured the way
+// Constellation's internal/atls does (spec §1), for interop tests of our BearSSL engine.
+// Attestation uses the dummy variant (OID 1.3.9900.1.1): the document is Go's encoding/json
+// of {UserData, Nonce []byte}.
+//
+//	atlspeer server [--issue] [--validate] [--critical-ext] [--no-alpn]
+//	    listens on 127.0.0.1:0, prints "LISTEN <port>", serves one connection: reads "ping",
+//	    answers "pong", prints "OK ..." or "ERR ..." and exits 0 or 1.
+//	atlspeer client --addr HOST:PORT [--issue] [--validate] [--bad-sni] [--sni S] [--no-alpn] [--critical-ext]
+//	    connects, sends "ping", expects "pong"; prints "OK ..." or "ERR ..."; exit 0 or 1.
+package main
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"time"
+)
+
+var dummyOID = asn1.ObjectIdentifier{1, 3, 9900, 1, 1}
+
+type dummyDoc struct {
+	UserData []byte
+	Nonce    []byte
+}
+
+type options struct {
+	issue, validate, criticalExt, badSNI, noALPN bool
+	sni                                          string
+}
+
+func nonce() []byte {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// certificate makes the self-signed aTLS certificate of spec §1.4 for key, with the dummy
+// attestation of (SHA-256(SPKI), peerNonce) when issue is set.
+func certificate(key *ecdsa.PrivateKey, peerNonce []byte, o *options) (tls.Certificate, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "Constellation"},
+		NotBefore:    now.Add(-2 * time.Hour),
+		NotAfter:     now.Add(2 * time.Hour),
+	}
+	if o.issue {
+		spki, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+		if err != nil {
+			return tls.Certificate{}, err
+		}
+		h := sha256.Sum256(spki)
+		doc, err := json.Marshal(dummyDoc{UserData: h[:], Nonce: peerNonce})
+		if err != nil {
+			return tls.Certificate{}, err
+		}
+		tmpl.ExtraExtensions = []pkix.Extension{{Id: dummyOID, Critical: o.criticalExt, Value: doc}}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// verify is Constellation's VerifyPeerCertificate (spec §1.7) with the dummy validator.
+func verify(rawCerts [][]byte, ownNonce []byte, validate bool) error {
+	if len(rawCerts) == 0 {
+		return errors.New("no certificate")
+	}
+	cert, err := x509.ParseCertificate(rawCerts[0])
+	if err != nil {
+		return fmt.Errorf("parse certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool}); err != nil {
+		return fmt.Errorf("verify certificate: %w", err)
+	}
+	if !validate {
+		return nil
+	}
+	var oids []string
+	for _, ext := range cert.Extensions {
+		oids = append(oids, ext.Id.String())
+		if !ext.Id.Equal(dummyOID) {
+			continue
+		}
+		var doc dummyDoc
+		if err := json.Unmarshal(ext.Value, &doc); err != nil {
+			return fmt.Errorf("dummy document: %w", err)
+		}
+		if !bytes.Equal(doc.Nonce, ownNonce) {
+			return errors.New("dummy document: wrong nonce")
+		}
+		spki, err := x509.MarshalPKIXPublicKey(cert.PublicKey)
+		if err != nil {
+			return err
+		}
+		h := sha256.Sum256(spki)
+		if !bytes.Equal(h[:], doc.UserData) {
+			return errors.New("certificate hash does not match user data")
+		}
+		return nil
+	}
+	return fmt.Errorf("no attestation extension among %v", oids)
+}
+
+func serverConfig(o *options) *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(chi *tls.ClientHelloInfo) (*tls.Config, error) {
+			clientNonce, err := base64.StdEncoding.DecodeString(chi.ServerName)
+			if err != nil {
+				return nil, fmt.Errorf("SNI is not base64: %w", err)
+			}
+			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			if err != nil {
+				return nil, err
+			}
+			cert, err := certificate(key, clientNonce, o)
+			if err != nil {
+				return nil, err
+			}
+			cfg := &tls.Config{
+				MinVersion:   tls.VersionTLS12,
+				Certificates: []tls.Certificate{cert},
+				NextProtos:   []string{"http/1.1", "h2"},
+			}
+			if o.noALPN {
+				cfg.NextProtos = nil
+			}
+			if o.validate {
+				serverNonce := nonce()
+				caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+				caTmpl := &x509.Certificate{
+					SerialNumber: big.NewInt(0),
+					Subject: pkix.Name{
+						CommonName: base64.StdEncoding.EncodeToString(serverNonce),
+					},
+				}
+				caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+				if err != nil {
+					return nil, err
+				}
+				ca, _ := x509.ParseCertificate(caDER)
+				pool := x509.NewCertPool()
+				pool.AddCert(ca)
+				cfg.ClientCAs = pool
+				cfg.ClientAuth = tls.RequireAnyClientCert
+				cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+					return verify(raw, serverNonce, true)
+				}
+			}
+			return cfg, nil
+		},
+	}
+}
+
+func clientConfig(o *options) *tls.Config {
+	clientNonce := nonce()
+	sni := base64.StdEncoding.EncodeToString(clientNonce)
+	if o.badSNI {
+		sni = hex.EncodeToString(clientNonce)
+	}
+	if o.sni != "" {
+		sni = o.sni
+	}
+	cfg := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         sni,
+		InsecureSkipVerify: true, // verified by attestation in VerifyPeerCertificate
+		NextProtos:         []string{"h2"},
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			return verify(raw, clientNonce, o.validate)
+		},
+	}
+	if o.noALPN {
+		cfg.NextProtos = nil
+	}
+	if o.issue {
+		cfg.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			if len(cri.AcceptableCAs) != 1 {
+				return nil, fmt.Errorf("want 1 acceptable CA, got %d", len(cri.AcceptableCAs))
+			}
+			var rdns pkix.RDNSequence
+			if _, err := asn1.Unmarshal(cri.AcceptableCAs[0], &rdns); err != nil {
+				return nil, err
+			}
+			var name pkix.Name
+			name.FillFromRDNSequence(&rdns)
+			serverNonce, err := base64.StdEncoding.DecodeString(name.CommonName)
+			if err != nil {
+				return nil, err
+			}
+			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			if err != nil {
+				return nil, err
+			}
+			cert, err := certificate(key, serverNonce, o)
+			return &cert, err
+		}
+	}
+	return cfg
+}
+
+// exchange sends or answers "ping"/"pong" and checks the negotiated protocol like grpc-go
+// (ALPN must be present).
+func exchange(c *tls.Conn, client bool) error {
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Handshake(); err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	st := c.ConnectionState()
+	if st.NegotiatedProtocol == "" {
+		return errors.New("missing selected ALPN property")
+	}
+	buf := make([]byte, 4)
+	if client {
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "pong" {
+			return fmt.Errorf("no pong: %v", err)
+		}
+	} else {
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+			return fmt.Errorf("no ping: %v", err)
+		}
+		if _, err := c.Write([]byte("pong")); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("OK version=%x suite=%s alpn=%s\n", st.Version, tls.CipherSuiteName(st.CipherSuite), st.NegotiatedProtocol)
+	return nil
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	o := &options{}
+	addr := fs.String("addr", "", "server address (client)")
+	fs.BoolVar(&o.issue, "issue", false, "attest our certificate (dummy variant)")
+	fs.BoolVar(&o.validate, "validate", false, "require and check the peer's attestation")
+	fs.BoolVar(&o.criticalExt, "critical-ext", false, "mark the attestation extension critical")
+	fs.BoolVar(&o.badSNI, "bad-sni", false, "send the nonce as hex instead of base64")
+	fs.BoolVar(&o.noALPN, "no-alpn", false, "offer or select no ALPN protocol")
+	fs.StringVar(&o.sni, "sni", "", "send this SNI instead of the base64 nonce")
+	fs.Parse(os.Args[2:])
+
+	var err error
+	switch os.Args[1] {
+	case "server":
+		var ln net.Listener
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			break
+		}
+		fmt.Printf("LISTEN %d\n", ln.Addr().(*net.TCPAddr).Port)
+		ln.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
+		var conn net.Conn
+		conn, err = ln.Accept()
+		if err != nil {
+			break
+		}
+		err = exchange(tls.Server(conn, serverConfig(o)), false)
+		conn.Close()
+	case "client":
+		var conn net.Conn
+		conn, err = net.DialTimeout("tcp", *addr, 5*time.Second)
+		if err != nil {
+			break
+		}
+		err = exchange(tls.Client(conn, clientConfig(o)), true)
+		conn.Close()
+	default:
+		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Printf("ERR %v\n", err)
+		os.Exit(1)
+	}
+}
