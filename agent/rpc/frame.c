@@ -1,0 +1,175 @@
+/* gRPC message framing (a 5-byte prefix: flag, 4-byte big-endian length) and the helpers the
+ * client and the server share: the plain-socket transport, percent-encoding of
+ * grpc-message, the monotonic clock. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "rpc.h"
+#include "rpc_internal.h"
+
+void grpc_deframer_init(struct grpc_deframer *d, size_t limit)
+{
+	memset(d, 0, sizeof *d);
+	d->limit = limit;
+}
+
+int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, size_t *used)
+{
+	size_t off = 0, n;
+
+	*used = 0;
+	if (d->done)
+		return 1;
+	while (d->hdr_len < 5 && off < len)
+		d->hdr[d->hdr_len++] = buf[off++];
+	if (d->hdr_len < 5) {
+		*used = off;
+		return 0;
+	}
+	if (!d->msg) {
+		if (d->hdr[0] != 0) {
+			*used = off;
+			return d->hdr[0] == 1 ? -EPROTONOSUPPORT : -EBADMSG;
+		}
+		d->msg_len = (size_t)d->hdr[1] << 24 | (size_t)d->hdr[2] << 16 |
+			     (size_t)d->hdr[3] << 8 | d->hdr[4];
+		/* Refused before allocating: the length is the peer's claim. */
+		if (d->msg_len > d->limit) {
+			*used = off;
+			return -EMSGSIZE;
+		}
+		d->msg = malloc(d->msg_len ? d->msg_len : 1);
+		if (!d->msg)
+			return -ENOMEM;
+		d->have = 0;
+	}
+	n = len - off < d->msg_len - d->have ? len - off : d->msg_len - d->have;
+	memcpy(d->msg + d->have, buf + off, n);
+	d->have += n;
+	*used = off + n;
+	if (d->have == d->msg_len) {
+		d->done = 1;
+		return 1;
+	}
+	return 0;
+}
+
+uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len)
+{
+	uint8_t *m = d->msg;
+
+	*len = d->msg_len;
+	d->msg = NULL;
+	d->hdr_len = 0;
+	d->msg_len = d->have = 0;
+	d->done = 0;
+	return m;
+}
+
+void grpc_deframer_free(struct grpc_deframer *d)
+{
+	free(d->msg);
+	d->msg = NULL;
+}
+
+void grpc_frame_header(uint8_t hdr[5], size_t len)
+{
+	hdr[0] = 0;
+	hdr[1] = (uint8_t)(len >> 24);
+	hdr[2] = (uint8_t)(len >> 16);
+	hdr[3] = (uint8_t)(len >> 8);
+	hdr[4] = (uint8_t)len;
+}
+
+static ssize_t fd_read(void *ctx, void *buf, size_t len)
+{
+	ssize_t n = recv(*(int *)ctx, buf, len, 0);
+
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return n;
+}
+
+static ssize_t fd_write(void *ctx, const void *buf, size_t len)
+{
+	ssize_t n = send(*(int *)ctx, buf, len, MSG_NOSIGNAL);
+
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	return n;
+}
+
+static short fd_events(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+void rpc_io_fd(struct rpc_io *io, int *fd)
+{
+	io->read = fd_read;
+	io->write = fd_write;
+	io->events = fd_events;
+	io->ctx = fd;
+}
+
+int64_t rpc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* grpc-message is percent-encoded: bytes outside 0x20..0x7e and '%' itself. */
+void grpc_percent_encode(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *in && o + 4 < cap; in++) {
+		unsigned char ch = (unsigned char)*in;
+
+		if (ch < 0x20 || ch > 0x7e || ch == '%') {
+			out[o++] = '%';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+void grpc_percent_decode(const uint8_t *in, size_t len, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 1 < cap; i++) {
+		if (in[i] == '%' && i + 2 < len && hexval((char)in[i + 1]) >= 0 &&
+		    hexval((char)in[i + 2]) >= 0) {
+			out[o++] = (char)(hexval((char)in[i + 1]) << 4 | hexval((char)in[i + 2]));
+			i += 2;
+		} else {
+			out[o++] = (char)in[i];
+		}
+	}
+	out[o] = '\0';
+}

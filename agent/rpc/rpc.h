@@ -1,0 +1,114 @@
+/* The rpc layer: gRPC over HTTP/2 (nghttp2) on any byte transport, for the join, rejoin,
+ * init and recover calls (spec §12). Unary client calls; unary and server-streaming
+ * handlers on the server. Non-blocking: the caller polls the transport's fd for
+ * *_events() and calls *_step() when it is ready or when *_timeout_ms() has passed. */
+#ifndef CONSTEL_RPC_H
+#define CONSTEL_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GRPC_MAX_MESSAGE (4 * 1024 * 1024) /* grpc-go's default receive limit */
+
+enum grpc_status {
+	GRPC_OK = 0,
+	GRPC_CANCELLED = 1,
+	GRPC_UNKNOWN = 2,
+	GRPC_INVALID_ARGUMENT = 3,
+	GRPC_DEADLINE_EXCEEDED = 4,
+	GRPC_FAILED_PRECONDITION = 9,
+	GRPC_UNIMPLEMENTED = 12,
+	GRPC_RESOURCE_EXHAUSTED = 8,
+	GRPC_INTERNAL = 13,
+	GRPC_UNAVAILABLE = 14,
+};
+
+/* The transport under HTTP/2: plain socket or aTLS. read/write return a byte count,
+ * -EAGAIN when they would block, or another negative errno (end of stream included). */
+struct rpc_io {
+	ssize_t (*read)(void *ctx, void *buf, size_t len);
+	ssize_t (*write)(void *ctx, const void *buf, size_t len);
+	short (*events)(void *ctx); /* what the transport itself waits for (TLS records) */
+	void *ctx;
+};
+
+/* A plain non-blocking socket as transport (tests, h2c). */
+void rpc_io_fd(struct rpc_io *io, int *fd);
+
+/* ---- gRPC message framing: a 5-byte prefix (flag 0, 4-byte big-endian length) ---- */
+struct grpc_deframer {
+	uint8_t hdr[5];
+	size_t hdr_len;
+	uint8_t *msg;
+	size_t msg_len, have, limit;
+	int done; /* a whole message is in msg */
+};
+
+void grpc_deframer_init(struct grpc_deframer *d, size_t limit);
+/* Consumes up to len bytes; *used says how many. Returns 1 when a message is complete (take
+ * it with grpc_deframer_take), 0 when more bytes are needed, -EMSGSIZE over the limit,
+ * -EPROTONOSUPPORT for a compressed message, -ENOMEM. */
+int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, size_t *used);
+/* Hands the message over (the caller frees it) and resets for the next. */
+uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len);
+void grpc_deframer_free(struct grpc_deframer *d);
+
+/* ---- client ---- */
+struct grpc_result {
+	int status;	   /* enum grpc_status */
+	char message[256]; /* grpc-message, or our reason for a transport failure */
+	uint8_t *response; /* the response message for status OK (caller frees) */
+	size_t response_len;
+};
+
+struct grpc_client;
+
+int grpc_client_new(const struct rpc_io *io, const char *authority, struct grpc_client **ret);
+void grpc_client_free(struct grpc_client *c);
+/* Starts the one unary call of this client; the deadline is absolute CLOCK_MONOTONIC ms. */
+int grpc_client_call(struct grpc_client *c, const char *path, const uint8_t *req, size_t len,
+		     int64_t deadline_ms);
+/* For a server-streaming call: every response message goes to fn as it arrives (the client
+ * keeps none), and any number of messages is fine. */
+void grpc_client_on_message(struct grpc_client *c,
+			    void (*fn)(void *arg, const uint8_t *msg, size_t len), void *arg);
+/* Drives I/O. Returns 1 when the call has finished (result filled), 0 to continue. */
+int grpc_client_step(struct grpc_client *c, struct grpc_result *result);
+short grpc_client_events(struct grpc_client *c);
+int grpc_client_timeout_ms(struct grpc_client *c);
+
+/* Convenience: one call on a connected socket fd (made non-blocking) with its own poll loop. */
+int grpc_unary_call(const struct rpc_io *io, int fd, const char *authority, const char *path,
+		    const uint8_t *req, size_t len, int timeout_ms, struct grpc_result *result);
+
+/* ---- server ---- */
+struct grpc_server_conn;
+struct grpc_stream;
+
+/* A handler gets the request message. A unary handler answers with grpc_stream_send (once)
+ * and grpc_stream_finish; a streaming one may send several messages, now or later from the
+ * poll loop, then finish. */
+struct grpc_method {
+	const char *path;
+	void (*handle)(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t len);
+	void *ctx;
+};
+
+int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *methods,
+			 size_t n_methods, struct grpc_server_conn **ret);
+void grpc_server_conn_free(struct grpc_server_conn *c);
+/* Drives I/O and timers. Returns 0 while the connection lives, 1 once it ended cleanly,
+ * or a negative errno. */
+int grpc_server_conn_step(struct grpc_server_conn *c);
+short grpc_server_conn_events(struct grpc_server_conn *c);
+int grpc_server_conn_timeout_ms(struct grpc_server_conn *c);
+/* Keepalive: a PING after this many ms idle (default 15000); closed if no ACK in 20 s. */
+void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms);
+
+int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len);
+int grpc_stream_finish(struct grpc_stream *s, int status, const char *message);
+
+int64_t rpc_now_ms(void);
+
+#endif

@@ -1,0 +1,426 @@
+/* gRPC server connection over nghttp2: dispatches requests by :path to unary or
+ * server-streaming handlers, sends messages as the handler produces them (now or later from
+ * the poll loop), ends each stream with grpc-status/grpc-message trailers (Trailers-Only when
+ * nothing was sent), refuses requests over 4 MiB, and pings an idle client every 15 s as the
+ * Go init server does (spec §5.5, §12). */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "rpc.h"
+#include "rpc_internal.h"
+
+#define OUT_MAX		    (8 * 1024 * 1024) /* queued response bytes per stream */
+#define PING_ACK_TIMEOUT_MS 20000
+
+struct grpc_stream {
+	struct grpc_server_conn *conn;
+	int32_t id;
+	char path[256];
+	struct grpc_deframer df;
+	uint8_t *req;
+	size_t req_len;
+	int n_req, bad_req;
+	uint8_t *out;
+	size_t out_len, out_off;
+	int headers_sent, finished, closed, deferred, status;
+	char message[512];
+	struct grpc_stream *next;
+};
+
+struct grpc_server_conn {
+	struct rpc_io io;
+	nghttp2_session *h2;
+	const struct grpc_method *methods;
+	size_t n_methods;
+	struct grpc_stream *streams;
+	int64_t last_activity, ping_sent;
+	int ping_outstanding, keepalive_ms, failed;
+	uint8_t rbuf[16384];
+};
+
+static void stream_free(struct grpc_stream *s)
+{
+	struct grpc_stream **p;
+
+	for (p = &s->conn->streams; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	grpc_deframer_free(&s->df);
+	free(s->req);
+	free(s->out);
+	free(s);
+}
+
+static ssize_t on_send(nghttp2_session *h, const uint8_t *data, size_t len, int flags, void *u)
+{
+	struct grpc_server_conn *c = u;
+	ssize_t n = c->io.write(c->io.ctx, data, len);
+
+	(void)h;
+	(void)flags;
+	if (n == -EAGAIN)
+		return NGHTTP2_ERR_WOULDBLOCK;
+	if (n < 0) {
+		c->failed = (int)n;
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	}
+	return n;
+}
+
+static ssize_t read_response(nghttp2_session *h, int32_t id, uint8_t *buf, size_t len,
+			     uint32_t *flags, nghttp2_data_source *src, void *u)
+{
+	struct grpc_stream *s = src->ptr;
+	size_t n = s->out_len - s->out_off;
+
+	(void)u;
+	if (n > len)
+		n = len;
+	if (n) {
+		memcpy(buf, s->out + s->out_off, n);
+		s->out_off += n;
+	}
+	if (s->out_off < s->out_len)
+		return (ssize_t)n;
+	if (!s->finished) {
+		if (n > 0)
+			return (ssize_t)n;
+		s->deferred = 1;
+		return NGHTTP2_ERR_DEFERRED;
+	}
+	/* All sent and the handler finished: end with the status trailers. */
+	{
+		char st[8], msg[1024];
+
+		snprintf(st, sizeof st, "%d", s->status);
+		grpc_percent_encode(s->message, msg, sizeof msg);
+		nghttp2_nv tr[] = {
+		    {(uint8_t *)"grpc-status", (uint8_t *)st, 11, strlen(st), NGHTTP2_NV_FLAG_NONE},
+		    {(uint8_t *)"grpc-message", (uint8_t *)msg, 12, strlen(msg),
+		     NGHTTP2_NV_FLAG_NONE},
+		};
+
+		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		if (nghttp2_submit_trailer(h, id, tr, msg[0] ? 2 : 1) != 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	return (ssize_t)n;
+}
+
+static int send_headers(struct grpc_stream *s)
+{
+	nghttp2_nv hdrs[] = {
+	    {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
+	    {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
+	     NGHTTP2_NV_FLAG_NONE},
+	};
+	nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_response};
+
+	s->headers_sent = 1;
+	return nghttp2_submit_response(s->conn->h2, s->id, hdrs, 2, &dp) ? -EIO : 0;
+}
+
+int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len)
+{
+	uint8_t *p;
+
+	if (s->closed)
+		return -ECONNRESET;
+	if (s->finished)
+		return -EINVAL;
+	if (len > GRPC_MAX_MESSAGE || s->out_len - s->out_off + len + 5 > OUT_MAX)
+		return -EMSGSIZE;
+	/* Drop what was sent, then append the framed message. */
+	if (s->out_off) {
+		memmove(s->out, s->out + s->out_off, s->out_len - s->out_off);
+		s->out_len -= s->out_off;
+		s->out_off = 0;
+	}
+	p = realloc(s->out, s->out_len + 5 + len);
+	if (!p)
+		return -ENOMEM;
+	s->out = p;
+	grpc_frame_header(s->out + s->out_len, len);
+	if (len)
+		memcpy(s->out + s->out_len + 5, msg, len);
+	s->out_len += 5 + len;
+	if (!s->headers_sent)
+		return send_headers(s);
+	if (s->deferred) {
+		s->deferred = 0;
+		nghttp2_session_resume_data(s->conn->h2, s->id);
+	}
+	return 0;
+}
+
+int grpc_stream_finish(struct grpc_stream *s, int status, const char *message)
+{
+	if (s->finished)
+		return -EINVAL;
+	s->finished = 1;
+	s->status = status;
+	snprintf(s->message, sizeof s->message, "%s", message ? message : "");
+	if (s->closed) {
+		stream_free(s);
+		return -ECONNRESET;
+	}
+	if (!s->headers_sent) {
+		/* Trailers-Only: the status in the response headers, which end the stream. */
+		char st[8], msg[1024];
+
+		snprintf(st, sizeof st, "%d", status);
+		grpc_percent_encode(s->message, msg, sizeof msg);
+		nghttp2_nv hdrs[] = {
+		    {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
+		    {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
+		     NGHTTP2_NV_FLAG_NONE},
+		    {(uint8_t *)"grpc-status", (uint8_t *)st, 11, strlen(st), NGHTTP2_NV_FLAG_NONE},
+		    {(uint8_t *)"grpc-message", (uint8_t *)msg, 12, strlen(msg),
+		     NGHTTP2_NV_FLAG_NONE},
+		};
+
+		s->headers_sent = 1;
+		return nghttp2_submit_response(s->conn->h2, s->id, hdrs, msg[0] ? 4 : 3, NULL)
+			   ? -EIO
+			   : 0;
+	}
+	if (s->deferred) {
+		s->deferred = 0;
+		nghttp2_session_resume_data(s->conn->h2, s->id);
+	}
+	return 0;
+}
+
+static int on_begin_headers(nghttp2_session *h, const nghttp2_frame *f, void *u)
+{
+	struct grpc_server_conn *c = u;
+	struct grpc_stream *s;
+
+	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	s->conn = c;
+	s->id = f->hd.stream_id;
+	grpc_deframer_init(&s->df, GRPC_MAX_MESSAGE);
+	s->next = c->streams;
+	c->streams = s;
+	nghttp2_session_set_stream_user_data(h, s->id, s);
+	return 0;
+}
+
+static int on_header(nghttp2_session *h, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+		     const uint8_t *value, size_t vlen, uint8_t flags, void *u)
+{
+	struct grpc_stream *s = nghttp2_session_get_stream_user_data(h, f->hd.stream_id);
+
+	(void)flags;
+	(void)u;
+	if (!s)
+		return 0;
+	if (nlen == 5 && !memcmp(name, ":path", 5)) {
+		if (vlen >= sizeof s->path)
+			vlen = sizeof s->path - 1;
+		memcpy(s->path, value, vlen);
+		s->path[vlen] = '\0';
+	}
+	return 0;
+}
+
+static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+		   void *u)
+{
+	struct grpc_stream *s = nghttp2_session_get_stream_user_data(h, id);
+
+	(void)flags;
+	(void)u;
+	if (!s || s->bad_req)
+		return 0;
+	while (len > 0) {
+		size_t used;
+		int r = grpc_deframer_push(&s->df, data, len, &used);
+
+		if (r < 0) {
+			s->bad_req = r;
+			return 0;
+		}
+		data += used;
+		len -= used;
+		if (r == 1) {
+			free(s->req);
+			s->req = grpc_deframer_take(&s->df, &s->req_len);
+			s->n_req++;
+		}
+	}
+	return 0;
+}
+
+static void dispatch(struct grpc_server_conn *c, struct grpc_stream *s)
+{
+	char why[300];
+
+	if (s->bad_req == -EMSGSIZE) {
+		grpc_stream_finish(s, GRPC_RESOURCE_EXHAUSTED, "request message larger than 4 MiB");
+		return;
+	}
+	if (s->bad_req) {
+		grpc_stream_finish(s, GRPC_INTERNAL, "malformed or compressed request message");
+		return;
+	}
+	for (size_t i = 0; i < c->n_methods; i++) {
+		if (strcmp(c->methods[i].path, s->path))
+			continue;
+		if (s->n_req != 1) {
+			grpc_stream_finish(s, GRPC_INTERNAL,
+					   "expected exactly one request message");
+			return;
+		}
+		c->methods[i].handle(c->methods[i].ctx, s, s->req, s->req_len);
+		return;
+	}
+	snprintf(why, sizeof why, "unknown method %.250s", s->path);
+	grpc_stream_finish(s, GRPC_UNIMPLEMENTED, why);
+}
+
+static int on_frame_recv(nghttp2_session *h, const nghttp2_frame *f, void *u)
+{
+	struct grpc_server_conn *c = u;
+	struct grpc_stream *s;
+
+	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
+		c->ping_outstanding = 0;
+		return 0;
+	}
+	if ((f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) ||
+	    !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		return 0;
+	s = nghttp2_session_get_stream_user_data(h, f->hd.stream_id);
+	if (s)
+		dispatch(c, s);
+	return 0;
+}
+
+static int on_close(nghttp2_session *h, int32_t id, uint32_t err, void *u)
+{
+	struct grpc_stream *s = nghttp2_session_get_stream_user_data(h, id);
+
+	(void)err;
+	(void)u;
+	if (!s)
+		return 0;
+	s->closed = 1;
+	/* A handler that has not finished may still hold the stream; it is freed at finish. */
+	if (s->finished || !s->n_req)
+		stream_free(s);
+	return 0;
+}
+
+int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *methods,
+			 size_t n_methods, struct grpc_server_conn **ret)
+{
+	struct grpc_server_conn *c = calloc(1, sizeof *c);
+	nghttp2_session_callbacks *cb;
+	nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
+					{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
+
+	if (!c)
+		return -ENOMEM;
+	c->io = *io;
+	c->methods = methods;
+	c->n_methods = n_methods;
+	c->keepalive_ms = 15000;
+	c->last_activity = rpc_now_ms();
+	if (nghttp2_session_callbacks_new(&cb)) {
+		free(c);
+		return -ENOMEM;
+	}
+	nghttp2_session_callbacks_set_send_callback(cb, on_send);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+	if (nghttp2_session_server_new(&c->h2, cb, c)) {
+		nghttp2_session_callbacks_del(cb);
+		free(c);
+		return -ENOMEM;
+	}
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, set, 2);
+	*ret = c;
+	return 0;
+}
+
+void grpc_server_conn_free(struct grpc_server_conn *c)
+{
+	if (!c)
+		return;
+	nghttp2_session_del(c->h2);
+	while (c->streams)
+		stream_free(c->streams);
+	free(c);
+}
+
+void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms)
+{
+	c->keepalive_ms = idle_ms;
+}
+
+int grpc_server_conn_step(struct grpc_server_conn *c)
+{
+	int64_t now;
+
+	for (;;) {
+		ssize_t n = c->io.read(c->io.ctx, c->rbuf, sizeof c->rbuf);
+
+		if (n == -EAGAIN)
+			break;
+		if (n < 0)
+			return n == -ECONNRESET ? 1 : (int)n;
+		c->last_activity = rpc_now_ms();
+		if (nghttp2_session_mem_recv(c->h2, c->rbuf, (size_t)n) < 0)
+			return -EPROTO;
+	}
+	now = rpc_now_ms();
+	if (c->ping_outstanding && now - c->ping_sent > PING_ACK_TIMEOUT_MS)
+		return -ETIMEDOUT;
+	if (!c->ping_outstanding && now - c->last_activity >= c->keepalive_ms) {
+		nghttp2_submit_ping(c->h2, NGHTTP2_FLAG_NONE, NULL);
+		c->ping_outstanding = 1;
+		c->ping_sent = now;
+		c->last_activity = now;
+	}
+	if (nghttp2_session_send(c->h2) != 0)
+		return c->failed ? c->failed : -EIO;
+	if (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2))
+		return 1;
+	return 0;
+}
+
+short grpc_server_conn_events(struct grpc_server_conn *c)
+{
+	short ev = POLLIN | c->io.events(c->io.ctx);
+
+	if (nghttp2_session_want_write(c->h2))
+		ev |= POLLOUT;
+	return ev;
+}
+
+int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
+{
+	int64_t now = rpc_now_ms(), t;
+
+	if (c->ping_outstanding)
+		t = c->ping_sent + PING_ACK_TIMEOUT_MS - now;
+	else
+		t = c->last_activity + c->keepalive_ms - now;
+	return t < 0 ? 0 : t > 1000 ? 1000 : (int)t;
+}
