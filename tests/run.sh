@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-FUZZ_TEST_TIME=${FUZZ_TEST_TIME:-10}
+FUZZ_TEST_TIME=${FUZZ_TEST_TIME:-20}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

@@ -145,6 +145,10 @@ static void engine_closed(struct atls_conn *c)
 	else if (err >= BR_ERR_SEND_FATAL_ALERT && err < BR_ERR_SEND_FATAL_ALERT + 256)
 		snprintf(detail, sizeof detail, "we sent fatal alert %d",
 			 err - BR_ERR_SEND_FATAL_ALERT);
+	else if (err == BR_ERR_NO_CLIENT_AUTH)
+		snprintf(detail, sizeof detail, "peer sent no client certificate");
+	else if (err == BR_ERR_BAD_SIGNATURE)
+		snprintf(detail, sizeof detail, "peer's handshake signature does not verify");
 	else
 		snprintf(detail, sizeof detail, "TLS error %d", err);
 	set_error(c, "handshake: %s", detail);

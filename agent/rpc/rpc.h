@@ -35,6 +35,9 @@ struct rpc_io {
 
 /* A plain non-blocking socket as transport (tests, h2c). */
 void rpc_io_fd(struct rpc_io *io, int *fd);
+/* An aTLS connection as transport (the handshake runs under the first reads and writes). */
+struct atls_conn;
+void rpc_io_atls(struct rpc_io *io, struct atls_conn *c);
 
 /* ---- gRPC message framing: a 5-byte prefix (flag 0, 4-byte big-endian length) ---- */
 struct grpc_deframer {
