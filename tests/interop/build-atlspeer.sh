@@ -1,20 +1,32 @@
 #!/bin/sh
-# Builds atlspeer (Go's crypto/tls configured as Constellation's aTLS) offline with Debian's
-# Go toolchain, cached outside the clone by a hash of its source and the Go version. Prints
-# the binary's path.
+# Builds atlspeer (Go's crypto/tls configured as Constellation's aTLS, plus grpc-go join
+# service and client roles) offline with Debian's Go packages in GOPATH mode, the Go protobuf
+# code generated from our nanopb-proto/*.proto. Cached outside the clone by a hash of the
+# sources and the toolchain. Prints the binary's path.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+protos=$here/../../nanopb-proto
 cache=${CONSTEL_CACHE:-/var/cache/constel-agent}
-command -v go >/dev/null || { echo "build-atlspeer: go not installed (apt-get install golang-go)" >&2; exit 1; }
-key=$({ cat "$here/atlspeer/main.go"; go version; } | sha256sum | cut -c1-16)
+for tool in go protoc protoc-gen-go protoc-gen-go-grpc; do
+	command -v $tool >/dev/null || { echo "build-atlspeer: $tool not installed (see deps/host-packages.txt)" >&2; exit 1; }
+done
+[ -d /usr/share/gocode/src/google.golang.org/grpc ] ||
+	{ echo "build-atlspeer: golang-google-grpc-dev not installed" >&2; exit 1; }
+key=$({ cat "$here/atlspeer/main.go" "$protos"/*.proto; go version; dpkg-query -W golang-google-grpc-dev; } | sha256sum | cut -c1-16)
 out=$cache/atlspeer-$key
 if [ ! -x "$out/atlspeer" ]; then
-	mkdir -p "$out.tmp"
-	GO111MODULE=off GOPROXY=off GOFLAGS= GOPATH="$out.tmp/gopath" GOCACHE="$out.tmp/gocache" \
-		go build -o "$out.tmp/atlspeer" "$here/atlspeer/main.go"
+	tmp=$out.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp/gopath/src/constelpeer/atlspeer"
+	cp "$here/atlspeer/main.go" "$tmp/gopath/src/constelpeer/atlspeer/"
+	map="Mjoin.proto=constelpeer/joinproto,Mcomponents.proto=constelpeer/componentsproto"
+	protoc -I "$protos" --go_out="$tmp/gopath/src" --go_opt="$map" \
+		--go-grpc_out="$tmp/gopath/src" --go-grpc_opt="$map" "$protos/join.proto" "$protos/components.proto"
+	GO111MODULE=off GOPROXY=off GOFLAGS= GOPATH="$tmp/gopath:/usr/share/gocode" GOCACHE="$tmp/gocache" \
+		go build -o "$tmp/atlspeer" constelpeer/atlspeer
 	rm -rf "$out"
 	mkdir -p "$out"
-	mv "$out.tmp/atlspeer" "$out/atlspeer"
-	rm -rf "$out.tmp"
+	mv "$tmp/atlspeer" "$out/atlspeer"
+	rm -rf "$tmp"
 fi
 echo "$out/atlspeer"

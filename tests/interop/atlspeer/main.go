@@ -8,10 +8,18 @@
 //	    answers "pong", prints "OK ..." or "ERR ..." and exits 0 or 1.
 //	atlspeer client --addr HOST:PORT [--issue] [--validate] [--bad-sni] [--sni S] [--no-alpn] [--critical-ext]
 //	    connects, sends "ping", expects "pong"; prints "OK ..." or "ERR ..."; exit 0 or 1.
+//	atlspeer join-server [--fail]
+//	    a JoinService-like grpc-go server (aTLS, dummy validator) on 127.0.0.1:0; prints
+//	    "LISTEN <port>", serves one IssueJoinTicket (or answers Internal with --fail), prints
+//	    "REQ <json>" for the request it got and exits.
+//	atlspeer join-client --addr HOST:PORT --disk-uuid U
+//	    a node-like grpc-go client (aTLS, dummy issuer); prints "OK <json>" of the response or
+//	    "ERR <code> <message>"; exit 0 or 1.
 package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -31,6 +39,13 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"constelpeer/joinproto"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 )
 
 var dummyOID = asn1.ObjectIdentifier{1, 3, 9900, 1, 1}
@@ -258,6 +273,80 @@ func exchange(c *tls.Conn, client bool) error {
 	return nil
 }
 
+type joinServer struct {
+	joinproto.UnimplementedAPIServer
+	fail bool
+	done chan struct{}
+}
+
+func (j *joinServer) IssueJoinTicket(ctx context.Context, req *joinproto.IssueJoinTicketRequest) (*joinproto.IssueJoinTicketResponse, error) {
+	defer close(j.done)
+	line, _ := json.Marshal(map[string]interface{}{
+		"disk_uuid": req.DiskUuid, "is_control_plane": req.IsControlPlane,
+		"principals": req.HostCertificatePrincipals, "csr_len": len(req.CertificateRequest),
+	})
+	fmt.Printf("REQ %s\n", line)
+	if j.fail {
+		return nil, status.Error(codes.Internal, "getting data key: key service unavailable")
+	}
+	if req.DiskUuid == "" {
+		return nil, status.Error(codes.Internal, "empty disk uuid")
+	}
+	key := sha256.Sum256([]byte("key-" + req.DiskUuid))
+	return &joinproto.IssueJoinTicketResponse{
+		StateDiskKey:             key[:],
+		MeasurementSalt:          make([]byte, 32),
+		MeasurementSecret:        bytes.Repeat([]byte{0x42}, 32),
+		Token:                    "abcdef.0123456789abcdef",
+		DiscoveryTokenCaCertHash: "sha256:" + hex.EncodeToString(key[:]),
+		ControlPlaneFiles:        []*joinproto.ControlPlaneFile{{Name: "ca.crt", Data: []byte("pem")}},
+	}, nil
+}
+
+func runJoinServer(o *options, fail bool) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("LISTEN %d\n", ln.Addr().(*net.TCPAddr).Port)
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(serverConfig(o))))
+	js := &joinServer{fail: fail, done: make(chan struct{})}
+	joinproto.RegisterAPIServer(srv, js)
+	go srv.Serve(ln)
+	select {
+	case <-js.done:
+	case <-time.After(20 * time.Second):
+		srv.Stop()
+		return errors.New("no request within 20 s")
+	}
+	time.Sleep(200 * time.Millisecond) // let the response go out
+	srv.Stop()
+	return nil
+}
+
+func runJoinClient(o *options, addr, uuid string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := grpc.DialContext(ctx, addr, grpc.WithTransportCredentials(credentials.NewTLS(clientConfig(o))), grpc.WithBlock())
+	if err != nil {
+		return fmt.Errorf("dial: %w", err)
+	}
+	defer conn.Close()
+	resp, err := joinproto.NewAPIClient(conn).IssueJoinTicket(ctx, &joinproto.IssueJoinTicketRequest{
+		DiskUuid: uuid, HostPublicKey: []byte("key"), HostCertificatePrincipals: []string{"10.42.0.2"},
+	})
+	if err != nil {
+		st, _ := status.FromError(err)
+		return fmt.Errorf("%d %s", st.Code(), st.Message())
+	}
+	line, _ := json.Marshal(map[string]interface{}{
+		"state_disk_key": hex.EncodeToString(resp.StateDiskKey), "token": resp.Token,
+		"files": len(resp.ControlPlaneFiles),
+	})
+	fmt.Printf("OK %s\n", line)
+	return nil
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
@@ -272,6 +361,8 @@ func main() {
 	fs.BoolVar(&o.badSNI, "bad-sni", false, "send the nonce as hex instead of base64")
 	fs.BoolVar(&o.noALPN, "no-alpn", false, "offer or select no ALPN protocol")
 	fs.StringVar(&o.sni, "sni", "", "send this SNI instead of the base64 nonce")
+	fail := fs.Bool("fail", false, "join-server: answer every call with Internal")
+	uuid := fs.String("disk-uuid", "", "join-client: the disk UUID to send")
 	fs.Parse(os.Args[2:])
 
 	var err error
@@ -299,6 +390,12 @@ func main() {
 		}
 		err = exchange(tls.Client(conn, clientConfig(o)), true)
 		conn.Close()
+	case "join-server":
+		o.validate = true
+		err = runJoinServer(o, *fail)
+	case "join-client":
+		o.issue = true
+		err = runJoinClient(o, *addr, *uuid)
 	default:
 		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
 		os.Exit(2)
