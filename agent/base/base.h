@@ -78,6 +78,8 @@ static inline void secret_freep(struct secret **s)
 /* ---- hex (hex.c) ---- lower-case output; input of either case. */
 /* Writes 2*len hex digits and a NUL into out (cap >= 2*len+1). */
 int hex_encode(const void *src, size_t len, char *out, size_t cap);
+/* The value of one hex digit of either case, or -1. */
+int hex_digit(char c);
 /* Decodes exactly srclen characters (even, all hex digits) into out. -EINVAL for bad input,
  * -ENOBUFS when out is too small. */
 int hex_decode(const char *src, size_t srclen, void *out, size_t cap, size_t *ret_len);

@@ -18,7 +18,7 @@ int hex_encode(const void *src, size_t len, char *out, size_t cap)
 	return 0;
 }
 
-static int hex_value(char c)
+int hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -39,10 +39,10 @@ int hex_decode(const char *src, size_t srclen, void *out, size_t cap, size_t *re
 		return -ENOBUFS;
 	/* Validate everything before writing, so a bad input leaves out untouched. */
 	for (size_t i = 0; i < srclen; i++)
-		if (hex_value(src[i]) < 0)
+		if (hex_digit(src[i]) < 0)
 			return -EINVAL;
 	for (size_t i = 0; i < srclen; i += 2)
-		o[i / 2] = (unsigned char)(hex_value(src[i]) << 4 | hex_value(src[i + 1]));
+		o[i / 2] = (unsigned char)(hex_digit(src[i]) << 4 | hex_digit(src[i + 1]));
 	if (ret_len)
 		*ret_len = srclen / 2;
 	return 0;

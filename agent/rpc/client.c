@@ -45,16 +45,12 @@ static void fail(struct grpc_client *c, int status, const char *why)
 static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags, void *u)
 {
 	struct grpc_client *c = u;
-	ssize_t n = c->io.write(c->io.ctx, data, len);
+	ssize_t n = rpc_h2_write(&c->io, data, len);
 
 	(void)s;
 	(void)flags;
-	if (n == -EAGAIN)
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (n < 0) {
+	if (n == NGHTTP2_ERR_CALLBACK_FAILURE)
 		fail(c, GRPC_UNAVAILABLE, "connection lost while sending");
-		return NGHTTP2_ERR_CALLBACK_FAILURE;
-	}
 	return n;
 }
 
@@ -303,18 +299,12 @@ int grpc_client_step(struct grpc_client *c, struct grpc_result *result)
 
 short grpc_client_events(struct grpc_client *c)
 {
-	short ev = POLLIN | c->io.events(c->io.ctx);
-
-	if (nghttp2_session_want_write(c->h2))
-		ev |= POLLOUT;
-	return ev;
+	return rpc_h2_events(&c->io, c->h2);
 }
 
 int grpc_client_timeout_ms(struct grpc_client *c)
 {
-	int64_t left = c->deadline - rpc_now_ms();
-
-	return left < 0 ? 0 : left > 1000 ? 1000 : (int)left;
+	return rpc_poll_timeout(c->deadline - rpc_now_ms());
 }
 
 int grpc_unary_call(const struct rpc_io *io, int fd, const char *authority, const char *path,

@@ -2,12 +2,16 @@
  * client and the server share: the plain-socket transport, percent-encoding of
  * grpc-message, the monotonic clock. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include <nghttp2/nghttp2.h>
+
+#include "base/base.h"
 #include "rpc.h"
 #include "rpc_internal.h"
 
@@ -119,6 +123,34 @@ void rpc_io_fd(struct rpc_io *io, int *fd)
 	io->ctx = fd;
 }
 
+/* What the client's and the server's nghttp2 send callbacks share: the transport's answer
+ * in nghttp2's terms. */
+ssize_t rpc_h2_write(const struct rpc_io *io, const uint8_t *data, size_t len)
+{
+	ssize_t n = io->write(io->ctx, data, len);
+
+	if (n == -EAGAIN)
+		return NGHTTP2_ERR_WOULDBLOCK;
+	if (n < 0)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	return n;
+}
+
+short rpc_h2_events(const struct rpc_io *io, nghttp2_session *h2)
+{
+	short ev = POLLIN | io->events(io->ctx);
+
+	if (nghttp2_session_want_write(h2))
+		ev |= POLLOUT;
+	return ev;
+}
+
+/* A poll timeout for something due in left ms: at least 0, at most a second. */
+int rpc_poll_timeout(int64_t left)
+{
+	return left < 0 ? 0 : left > 1000 ? 1000 : (int)left;
+}
+
 int64_t rpc_now_ms(void)
 {
 	struct timespec ts;
@@ -147,25 +179,15 @@ void grpc_percent_encode(const char *in, char *out, size_t cap)
 	out[o] = '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 void grpc_percent_decode(const uint8_t *in, size_t len, char *out, size_t cap)
 {
 	size_t o = 0;
 
 	for (size_t i = 0; i < len && o + 1 < cap; i++) {
-		if (in[i] == '%' && i + 2 < len && hexval((char)in[i + 1]) >= 0 &&
-		    hexval((char)in[i + 2]) >= 0) {
-			out[o++] = (char)(hexval((char)in[i + 1]) << 4 | hexval((char)in[i + 2]));
+		if (in[i] == '%' && i + 2 < len && hex_digit((char)in[i + 1]) >= 0 &&
+		    hex_digit((char)in[i + 2]) >= 0) {
+			out[o++] =
+			    (char)(hex_digit((char)in[i + 1]) << 4 | hex_digit((char)in[i + 2]));
 			i += 2;
 		} else {
 			out[o++] = (char)in[i];

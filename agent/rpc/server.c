@@ -61,16 +61,12 @@ static void stream_free(struct grpc_stream *s)
 static ssize_t on_send(nghttp2_session *h, const uint8_t *data, size_t len, int flags, void *u)
 {
 	struct grpc_server_conn *c = u;
-	ssize_t n = c->io.write(c->io.ctx, data, len);
+	ssize_t n = rpc_h2_write(&c->io, data, len);
 
 	(void)h;
 	(void)flags;
-	if (n == -EAGAIN)
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (n < 0) {
-		c->failed = (int)n;
-		return NGHTTP2_ERR_CALLBACK_FAILURE;
-	}
+	if (n == NGHTTP2_ERR_CALLBACK_FAILURE)
+		c->failed = -EPIPE;
 	return n;
 }
 
@@ -407,11 +403,7 @@ int grpc_server_conn_step(struct grpc_server_conn *c)
 
 short grpc_server_conn_events(struct grpc_server_conn *c)
 {
-	short ev = POLLIN | c->io.events(c->io.ctx);
-
-	if (nghttp2_session_want_write(c->h2))
-		ev |= POLLOUT;
-	return ev;
+	return rpc_h2_events(&c->io, c->h2);
 }
 
 int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
@@ -422,5 +414,5 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
 		t = c->ping_sent + PING_ACK_TIMEOUT_MS - now;
 	else
 		t = c->last_activity + c->keepalive_ms - now;
-	return t < 0 ? 0 : t > 1000 ? 1000 : (int)t;
+	return rpc_poll_timeout(t);
 }
