@@ -28,7 +28,7 @@ else # DEPS is the prefix of the musl-static dependencies
 # ---- sources ----
 # Every layer under agent/ except the agent-only entry point goes into the library that the
 # agent, the host tools, the unit tests and the fuzz targets link.
-LIB_SRCS := $(sort $(wildcard agent/*/*.c)) agent/cli.c
+LIB_SRCS := $(sort $(wildcard agent/*/*.c)) agent/cli.c agent/commands.c
 AGENT_SRCS := agent/main.c agent/version.c
 TEST_SRCS := $(sort $(wildcard tests/*/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -100,8 +100,12 @@ $(BUILD)/gen/%.pb.c $(BUILD)/gen/%.pb.h: nanopb-proto/%.proto $(wildcard nanopb-
 	@mkdir -p $(BUILD)/gen
 	cd nanopb-proto && /usr/bin/python3 /usr/bin/nanopb_generator.py -q -D ../$(BUILD)/gen $*.proto
 
+$(BUILD)/gen/blowfish_pi.h: agent/base/gen-blowfish-pi.py
+	@mkdir -p $(dir $@)
+	python3 $< >$@.tmp && mv $@.tmp $@
+
 # Every object may include a generated header: generate them all first.
-GEN_FIRST := | $(PB_GEN_H) $(BUILD)/gen/deps_versions.h
+GEN_FIRST := | $(PB_GEN_H) $(BUILD)/gen/deps_versions.h $(BUILD)/gen/blowfish_pi.h
 
 $(BUILD)/musl/%.o: %.c $(BUILD)/kinc/.stamp $(GEN_FIRST)
 	@mkdir -p $(dir $@)

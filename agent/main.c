@@ -17,6 +17,22 @@ static const char usage[] =
     "Commands:\n"
     "  help             show this text\n"
     "  version          show the version of the agent and of every linked dependency\n"
+    "  join             one IssueJoinTicket; the ticket is written to a folder\n"
+    "  rejoin           one IssueRejoinTicket; the keys are written to a folder\n"
+    "  serve-init       serve the init API until one Init succeeded\n"
+    "  serve-recover    serve one Recover call\n"
+    "\n"
+    "  join --endpoint HOST:PORT --name N --role worker|control-plane --disk-uuid U\n"
+    "       [--ip IP] --ssh-host-key FILE --out DIR [--timeout S] [--attestation V]\n"
+    "  rejoin --endpoint HOST:PORT --disk-uuid U --out DIR [--timeout S] [--attestation V]\n"
+    "  serve-init --listen ADDR --init-secret-hash FILE --disk-uuid U --out DIR\n"
+    "       --kubeadm CMD [--kubeadm-timeout S] [--attestation V]\n"
+    "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
+    "\n"
+    "  FILE for --ssh-host-key is an OpenSSH ed25519 key (created when missing). Files in DIR\n"
+    "  are created with mode 0600 and never overwritten. --timeout defaults to 30 s,\n"
+    "  --kubeadm-timeout to 600 s. V is the attestation variant: qemu-vtpm (the default,\n"
+    "  not built yet) or dummy (tests only).\n"
     "\n"
     "Options:\n"
     "  -v N             log level: -1 debug, 0 info (default), 1 warn, 2 error\n"
@@ -51,6 +67,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "constel-agent: no command given (see --help)\n");
 		return EXIT_USAGE;
 	}
+	if (!strcmp(cli.command, "join") || !strcmp(cli.command, "rejoin"))
+		return cmd_join(cli.command, cli.argc, cli.argv);
+	if (!strcmp(cli.command, "serve-init") || !strcmp(cli.command, "serve-recover"))
+		return cmd_serve(cli.command, cli.argc, cli.argv);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

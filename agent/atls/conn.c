@@ -52,7 +52,7 @@ int atls_client_new(const struct atls_config *cfg, int fd, struct atls_conn **re
 	c->is_server = 0;
 	c->cfg = *cfg;
 	c->eng = &c->u.client.eng;
-	r = atls_random(c->own_nonce, ATLS_NONCE_LEN);
+	r = random_bytes(c->own_nonce, ATLS_NONCE_LEN);
 	if (r < 0)
 		goto fail;
 	/* init_full sets TLS 1.0-1.2 and ~40 suites; engine_common narrows both. */
@@ -95,7 +95,7 @@ int atls_server_new(const struct atls_config *cfg, int fd, struct atls_conn **re
 	br_ssl_server_set_policy(&c->u.server, &c->policy);
 	if (cfg->n_validators > 0) {
 		/* RequireAnyClientCert with the server nonce as the one acceptable-CA DN. */
-		r = atls_random(c->own_nonce, ATLS_NONCE_LEN);
+		r = random_bytes(c->own_nonce, ATLS_NONCE_LEN);
 		if (r < 0)
 			goto fail;
 		r = atls_nonce_dn_build(c->own_nonce, ATLS_NONCE_LEN, c->dn, sizeof c->dn,

@@ -8,15 +8,10 @@
 #include <bearssl.h>
 
 #include "atls.h"
+#include "base/p256.h"
 
 #define ATLS_PEER_CERT_MAX (256 * 1024) /* Go's limit for the Certificate message */
 #define ATLS_EXT_MAX	   16
-
-struct atls_key {
-	unsigned char sk[BR_EC_KBUF_PRIV_MAX_SIZE];
-	br_ec_private_key priv;
-	uint8_t spki[91]; /* SubjectPublicKeyInfo DER of the uncompressed P-256 point */
-};
 
 /* What atls_cert_check found in a certificate; pointers into the checked DER. */
 struct atls_cert_info {
@@ -62,7 +57,7 @@ struct atls_conn {
 	size_t peer_nonce_len;
 
 	/* Our fresh P-256 key and self-signed certificate (made during the handshake). */
-	struct atls_key key;
+	struct p256_key key;
 	unsigned char *cert;
 	size_t cert_len;
 	br_x509_certificate chain;
@@ -85,12 +80,8 @@ struct atls_conn {
 	char error[256];
 };
 
-int atls_random(void *buf, size_t len);
-int atls_key_generate(struct atls_key *k);
-void atls_key_user_data(const struct atls_key *k, uint8_t out[ATLS_USER_DATA_LEN]);
-size_t atls_key_sign(const struct atls_key *k, const br_hash_class *h, const uint8_t *hv,
-		     uint8_t *sig, size_t cap);
-int atls_cert_build(const struct atls_key *k, time_t now, const uint8_t *oid, size_t oid_len,
+void atls_key_user_data(const struct p256_key *k, uint8_t out[ATLS_USER_DATA_LEN]);
+int atls_cert_build(const struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
 		    const uint8_t *doc, size_t doc_len, uint8_t *out, size_t cap, size_t *ret_len);
 void atls_peer_setup(struct atls_conn *c);
 /* The Go-like certificate check of §1.7 (without the attestation); exposed for fuzzing. */

@@ -13,23 +13,6 @@
 #include "base/base.h"
 #include "conn_internal.h"
 
-int atls_random(void *buf, size_t len)
-{
-	unsigned char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = getrandom(p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int atls_make_cert(struct atls_conn *c)
 {
 	uint8_t user_data[ATLS_USER_DATA_LEN];
@@ -38,7 +21,7 @@ int atls_make_cert(struct atls_conn *c)
 	char err[200];
 	int r;
 
-	r = atls_key_generate(&c->key);
+	r = p256_generate(&c->key);
 	if (r < 0) {
 		errbuf_set(c->error, sizeof c->error, "handshake: key generation failed");
 		return r;
@@ -99,7 +82,7 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
 	if (hv_len > sizeof hv)
 		return 0;
 	memcpy(hv, data, hv_len);
-	n = atls_key_sign(&c->key, h, hv, sig, sizeof sig);
+	n = p256_sign(&c->key, h, hv, sig, sizeof sig);
 	if (n == 0 || n > len)
 		return 0;
 	memcpy(data, sig, n);

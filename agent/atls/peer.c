@@ -11,121 +11,8 @@
 
 #include "atls.h"
 #include "base/base.h"
+#include "base/der.h"
 #include "conn_internal.h"
-
-/* ---- a strict DER reader ---- */
-
-struct din {
-	const uint8_t *p;
-	size_t len;
-};
-
-/* Reads one element; *el gets its content, *raw (when not NULL) the whole TLV. */
-static int der_next(struct din *in, uint8_t *tag, struct din *el, struct din *raw)
-{
-	size_t n, hl = 2;
-
-	if (in->len < 2)
-		return -EBADMSG;
-	*tag = in->p[0];
-	if ((*tag & 0x1f) == 0x1f)
-		return -EBADMSG; /* high tag numbers never appear in what we parse */
-	n = in->p[1];
-	if (n & 0x80) {
-		size_t k = n & 0x7f;
-
-		if (k == 0 || k > 4 || in->len < 2 + k)
-			return -EBADMSG; /* indefinite or absurd */
-		n = 0;
-		for (size_t i = 0; i < k; i++)
-			n = n << 8 | in->p[2 + i];
-		if (n < 0x80 || (k > 1 && in->p[2] == 0))
-			return -EBADMSG; /* not minimal */
-		hl += k;
-	}
-	if (n > in->len - hl)
-		return -EBADMSG;
-	if (raw) {
-		raw->p = in->p;
-		raw->len = hl + n;
-	}
-	el->p = in->p + hl;
-	el->len = n;
-	in->p += hl + n;
-	in->len -= hl + n;
-	return 0;
-}
-
-static int der_expect(struct din *in, uint8_t want, struct din *el, struct din *raw)
-{
-	uint8_t tag;
-	struct din save = *in;
-
-	if (der_next(in, &tag, el, raw) < 0)
-		return -EBADMSG;
-	if (tag != want) {
-		*in = save;
-		return -ENOENT;
-	}
-	return 0;
-}
-
-static int digits(const uint8_t *p, int n)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -1;
-		v = v * 10 + (p[i] - '0');
-	}
-	return v;
-}
-
-/* UTCTime YYMMDDHHMMSSZ or GeneralizedTime YYYYMMDDHHMMSSZ, as Go's parser requires. */
-static int der_time(struct din *in, time_t *ret)
-{
-	struct din el;
-	uint8_t tag;
-	struct tm tm = {0};
-	const uint8_t *s;
-	int y;
-
-	if (der_next(in, &tag, &el, NULL) < 0)
-		return -EBADMSG;
-	s = el.p;
-	if (tag == 0x17 && el.len == 13) {
-		y = digits(s, 2);
-		if (y < 0)
-			return -EBADMSG;
-		tm.tm_year = (y < 50 ? 2000 + y : 1900 + y) - 1900;
-		s += 2;
-	} else if (tag == 0x18 && el.len == 15) {
-		y = digits(s, 4);
-		if (y < 0)
-			return -EBADMSG;
-		tm.tm_year = y - 1900;
-		s += 4;
-	} else {
-		return -EBADMSG;
-	}
-	tm.tm_mon = digits(s, 2) - 1;
-	tm.tm_mday = digits(s + 2, 2);
-	tm.tm_hour = digits(s + 4, 2);
-	tm.tm_min = digits(s + 6, 2);
-	tm.tm_sec = digits(s + 8, 2);
-	if (s[10] != 'Z' || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour < 0 || tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 ||
-	    tm.tm_sec > 60)
-		return -EBADMSG;
-	*ret = timegm(&tm);
-	return 0;
-}
-
-static int oid_is(const struct din *oid, const uint8_t *want, size_t n)
-{
-	return oid->len == n && !memcmp(oid->p, want, n);
-}
 
 static const uint8_t oid_eku[] = {0x55, 0x1d, 0x25};
 static const uint8_t oid_ku[] = {0x55, 0x1d, 0x0f};
@@ -134,17 +21,17 @@ static const uint8_t oid_san[] = {0x55, 0x1d, 0x11};
 static const uint8_t oid_any_eku[] = {0x55, 0x1d, 0x25, 0x00};
 static const uint8_t oid_server_auth[] = {0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01};
 
-static int eku_allows_server_auth(struct din v)
+static int eku_allows_server_auth(struct der_in v)
 {
-	struct din seq, oid;
+	struct der_in seq, oid;
 
 	if (der_expect(&v, 0x30, &seq, NULL) < 0 || v.len)
 		return 0;
 	while (seq.len) {
 		if (der_expect(&seq, 0x06, &oid, NULL) < 0)
 			return 0;
-		if (oid_is(&oid, oid_server_auth, sizeof oid_server_auth) ||
-		    oid_is(&oid, oid_any_eku, sizeof oid_any_eku))
+		if (der_oid_is(&oid, oid_server_auth, sizeof oid_server_auth) ||
+		    der_oid_is(&oid, oid_any_eku, sizeof oid_any_eku))
 			return 1;
 	}
 	return 0;
@@ -153,7 +40,7 @@ static int eku_allows_server_auth(struct din v)
 int atls_cert_check(const uint8_t *der, size_t len, time_t now, struct atls_cert_info *info,
 		    char *err, size_t errlen)
 {
-	struct din in = {der, len}, cert, tbs, el, raw, exts;
+	struct der_in in = {der, len}, cert, tbs, el, raw, exts;
 	struct atls_cert_info ci = {0};
 	time_t nb, na;
 
@@ -188,7 +75,7 @@ int atls_cert_check(const uint8_t *der, size_t len, time_t now, struct atls_cert
 		if (der_expect(&el, 0x30, &exts, NULL) < 0 || el.len)
 			return errbuf_set(err, errlen, "certificate: bad extensions");
 		while (exts.len) {
-			struct din ext, oid, crit, val;
+			struct der_in ext, oid, crit, val;
 			int critical = 0;
 
 			if (der_expect(&exts, 0x30, &ext, NULL) < 0 ||
@@ -202,14 +89,14 @@ int atls_cert_check(const uint8_t *der, size_t len, time_t now, struct atls_cert
 			}
 			if (der_expect(&ext, 0x04, &val, NULL) < 0 || ext.len)
 				return errbuf_set(err, errlen, "certificate: bad extension value");
-			if (oid_is(&oid, oid_eku, sizeof oid_eku) && !eku_allows_server_auth(val))
+			if (der_oid_is(&oid, oid_eku, sizeof oid_eku) && !eku_allows_server_auth(val))
 				return errbuf_set(
 				    err, errlen,
 				    "certificate: extended key usage excludes serverAuth");
-			if (critical && !oid_is(&oid, oid_eku, sizeof oid_eku) &&
-			    !oid_is(&oid, oid_ku, sizeof oid_ku) &&
-			    !oid_is(&oid, oid_bc, sizeof oid_bc) &&
-			    !oid_is(&oid, oid_san, sizeof oid_san))
+			if (critical && !der_oid_is(&oid, oid_eku, sizeof oid_eku) &&
+			    !der_oid_is(&oid, oid_ku, sizeof oid_ku) &&
+			    !der_oid_is(&oid, oid_bc, sizeof oid_bc) &&
+			    !der_oid_is(&oid, oid_san, sizeof oid_san))
 				return errbuf_set(err, errlen,
 						  "certificate: unhandled critical extension");
 			if (ci.n_ext < ATLS_EXT_MAX) {
@@ -230,7 +117,7 @@ int atls_cert_check(const uint8_t *der, size_t len, time_t now, struct atls_cert
 int atls_nonce_dn_decode(const uint8_t *dn, size_t len, uint8_t *nonce, size_t cap, size_t *ret_len,
 			 char *err, size_t errlen)
 {
-	struct din in = {dn, len}, rdns, set, atv, oid, val;
+	struct der_in in = {dn, len}, rdns, set, atv, oid, val;
 	uint8_t tag;
 
 	if (der_expect(&in, 0x30, &rdns, NULL) < 0 || in.len)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- logging (log.c) ----
  * Levels follow the Go disk-mapper and bootstrapper this agent replaces (-v flag):
@@ -41,6 +42,10 @@ int log_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 int errbuf_set(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The newest log lines, up to LOG_RING_SIZE bytes, oldest first; returns the length. */
+#define LOG_RING_SIZE (64 * 1024)
+size_t log_ring_copy(char *buf, size_t cap);
+
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
@@ -59,6 +64,8 @@ struct secret {
 struct secret *secret_new(size_t len);
 /* A secret holding a copy of len bytes at src. */
 struct secret *secret_from(const void *src, size_t len);
+/* Fills buf with len bytes from getrandom() (blocks until the kernel's pool is ready). */
+int random_bytes(void *buf, size_t len);
 /* Fills a new secret with len bytes from getrandom(); *ret set only on success. */
 int secret_random(size_t len, struct secret **ret);
 /* Constant-time comparison: 1 when both hold the same bytes, else 0. */
@@ -107,6 +114,10 @@ int base64_encode(enum base64_alphabet a, const void *src, size_t len, char *out
 int base64_decode(enum base64_alphabet a, const char *src, size_t srclen, void *out, size_t cap,
 		  size_t *ret_len);
 
+/* PEM: "-----BEGIN label-----", 64-character base64 lines, "-----END label-----". Returns
+ * the length written (NUL-terminated) or -ENOBUFS. The buffer is wiped (keys pass here). */
+int pem_encode(const char *label, const void *der, size_t len, char *out, size_t cap);
+
 /* ---- HKDF (hkdf.c) ----
  * RFC 5869 HKDF-SHA256 (extract then expand), as golang.org/x/crypto/hkdf computes it.
  * salt may be NULL (a zero salt, as Go's nil); info may be NULL with info_len 0. out_len is
@@ -114,5 +125,26 @@ int base64_decode(enum base64_alphabet a, const char *src, size_t srclen, void *
  * exactly this function. */
 int hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
 		const void *info, size_t info_len, void *out, size_t out_len);
+
+/* ---- files (file.c) ---- */
+/* Creates path (O_EXCL: an existing file is an error) with mode and writes data, synced. */
+int write_file_excl(const char *path, const void *data, size_t len, mode_t mode);
+/* mkdir -p with mode for every missing component. */
+int mkdir_parents(const char *path, mode_t mode);
+
+/* ---- bcrypt (bcrypt.c) ----
+ * The init secret's check (spec §5.5): golang.org/x/crypto/bcrypt's CompareHashAndPassword.
+ * Costs above BCRYPT_MAX_COST are refused (Go allows 31: days of CPU for a bad config). */
+#define BCRYPT_HASH_LEN 60
+#define BCRYPT_MIN_COST 4
+#define BCRYPT_MAX_COST 16
+
+/* 0 when pw matches the 60-character hash ($2a$, $2b$ or $2y$); -EACCES when it does not;
+ * -EINVAL with one line in err for a malformed hash. */
+int bcrypt_check(const char *hash, size_t len, const void *pw, size_t pw_len, char *err,
+		 size_t errlen);
+/* A $2a$ hash of pw with the given cost and 16-byte salt (tests and tools). */
+int bcrypt_hash(const void *pw, size_t pw_len, int cost, const uint8_t salt[16],
+		char out[BCRYPT_HASH_LEN + 1]);
 
 #endif

@@ -2,6 +2,9 @@
  * The character mapping uses masks instead of branches or table lookups (the technique of
  * libsodium's codecs), because the input is often a key. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base.h"
 
@@ -118,4 +121,36 @@ int base64_decode(enum base64_alphabet a, const char *src, size_t srclen, void *
 	if (ret_len)
 		*ret_len = n;
 	return 0;
+}
+
+int pem_encode(const char *label, const void *der, size_t len, char *out, size_t cap)
+{
+	size_t b64len = base64_encoded_len(len), o;
+	char *b64 = malloc(b64len + 1);
+	int n, r = -ENOBUFS;
+
+	if (!b64)
+		return -ENOMEM;
+	base64_encode(BASE64_STD, der, len, b64, b64len + 1);
+	n = snprintf(out, cap, "-----BEGIN %s-----\n", label);
+	if (n < 0 || (size_t)n >= cap)
+		goto out;
+	o = (size_t)n;
+	for (size_t i = 0; i < b64len; i += 64) {
+		size_t l = b64len - i < 64 ? b64len - i : 64;
+
+		if (o + l + 1 >= cap)
+			goto out;
+		memcpy(out + o, b64 + i, l);
+		o += l;
+		out[o++] = '\n';
+	}
+	n = snprintf(out + o, cap - o, "-----END %s-----\n", label);
+	if (n < 0 || (size_t)n >= cap - o)
+		goto out;
+	r = (int)(o + (size_t)n);
+out:
+	secret_wipe(b64, b64len + 1);
+	free(b64);
+	return r;
 }

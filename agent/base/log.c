@@ -102,6 +102,30 @@ static size_t sanitize(char *s, size_t len)
 	return len;
 }
 
+/* The last LOG_RING_SIZE bytes of log lines, for the logs the init server returns after a
+ * failure (the Go bootstrapper sends its journal there). */
+static char ring[LOG_RING_SIZE];
+static size_t ring_head, ring_used;
+
+static void ring_put(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		ring[ring_head] = s[i];
+		ring_head = (ring_head + 1) % LOG_RING_SIZE;
+	}
+	ring_used = ring_used + n > LOG_RING_SIZE ? LOG_RING_SIZE : ring_used + n;
+}
+
+size_t log_ring_copy(char *buf, size_t cap)
+{
+	size_t n = ring_used < cap ? ring_used : cap;
+	size_t start = (ring_head + LOG_RING_SIZE - n) % LOG_RING_SIZE;
+
+	for (size_t i = 0; i < n; i++)
+		buf[i] = ring[(start + i) % LOG_RING_SIZE];
+	return n;
+}
+
 void log_vmsg(int level, const char *fmt, va_list ap)
 {
 	char msg[LOG_LINE_MAX], line[LOG_LINE_MAX + 64];
@@ -118,6 +142,8 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	}
 	sanitize(msg, (size_t)n);
 
+	m = snprintf(line, sizeof line, "%s: %s: %.*s\n", program, level_name(level), n, msg);
+	ring_put(line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
 	if (err_fd >= 0) {
 		m = snprintf(line, sizeof line, "%s: %s: %.*s\n", program, level_name(level), n,
 			     msg);

@@ -34,25 +34,34 @@ struct secret *secret_from(const void *src, size_t len)
 	return s;
 }
 
-int secret_random(size_t len, struct secret **ret)
+int random_bytes(void *buf, size_t len)
 {
-	struct secret *s = secret_new(len);
-	size_t off = 0;
+	unsigned char *p = buf;
 
-	if (!s)
-		return -ENOMEM;
-	while (off < len) {
-		ssize_t n = getrandom(s->bytes + off, len - off, 0);
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int r = -errno;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
 
-			secret_free(s);
-			return r;
-		}
-		off += (size_t)n;
+int secret_random(size_t len, struct secret **ret)
+{
+	struct secret *s = secret_new(len);
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = random_bytes(s->bytes, len);
+	if (r < 0) {
+		secret_free(s);
+		return r;
 	}
 	*ret = s;
 	return 0;

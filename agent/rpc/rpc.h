@@ -104,6 +104,9 @@ void grpc_server_conn_free(struct grpc_server_conn *c);
 /* Drives I/O and timers. Returns 0 while the connection lives, 1 once it ended cleanly,
  * or a negative errno. */
 int grpc_server_conn_step(struct grpc_server_conn *c);
+/* 1 while a handler holds a stream it has not finished: the connection must not be freed
+ * yet, even if it failed (the handler's later send and finish then fail quietly). */
+int grpc_server_conn_busy(const struct grpc_server_conn *c);
 short grpc_server_conn_events(struct grpc_server_conn *c);
 int grpc_server_conn_timeout_ms(struct grpc_server_conn *c);
 /* Keepalive: a PING after this many ms idle (default 15000); closed if no ACK in 20 s. */

@@ -27,7 +27,7 @@ struct grpc_stream {
 	int n_req, bad_req;
 	uint8_t *out;
 	size_t out_len, out_off;
-	int headers_sent, finished, closed, deferred, status;
+	int headers_sent, finished, closed, deferred, status, handled;
 	char message[512];
 	struct grpc_stream *next;
 };
@@ -279,6 +279,7 @@ static void dispatch(struct grpc_server_conn *c, struct grpc_stream *s)
 					   "expected exactly one request message");
 			return;
 		}
+		s->handled = 1;
 		c->methods[i].handle(c->methods[i].ctx, s, s->req, s->req_len);
 		return;
 	}
@@ -398,6 +399,14 @@ int grpc_server_conn_step(struct grpc_server_conn *c)
 		return c->failed ? c->failed : -EIO;
 	if (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2))
 		return 1;
+	return 0;
+}
+
+int grpc_server_conn_busy(const struct grpc_server_conn *c)
+{
+	for (const struct grpc_stream *s = c->streams; s; s = s->next)
+		if (s->handled && !s->finished)
+			return 1;
 	return 0;
 }
 

@@ -12,7 +12,7 @@ for tool in go protoc protoc-gen-go protoc-gen-go-grpc; do
 done
 [ -d /usr/share/gocode/src/google.golang.org/grpc ] ||
 	{ echo "build-atlspeer: golang-google-grpc-dev not installed" >&2; exit 1; }
-key=$({ cat "$here/atlspeer/main.go" "$protos"/*.proto; go version; dpkg-query -W golang-google-grpc-dev; } | sha256sum | cut -c1-16)
+key=$({ cat "$here/atlspeer/main.go" "$protos"/*.proto; go version; dpkg-query -W golang-google-grpc-dev golang-golang-x-crypto-dev; } | sha256sum | cut -c1-16)
 out=$cache/atlspeer-$key
 if [ ! -x "$out/atlspeer" ]; then
 	tmp=$out.tmp

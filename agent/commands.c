@@ -1,0 +1,148 @@
+/* The host commands: join, rejoin, serve-init and serve-recover (see usage in main.c). Each
+ * parses its own options, then runs the flow function the boot path will use. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attest/attest.h"
+#include "base/base.h"
+#include "cli.h"
+#include "flow/flow.h"
+
+struct opt {
+	const char *name; /* without the leading "--" */
+	const char **val;
+	int required;
+};
+
+static int parse_opts(int argc, char **argv, struct opt *opts, size_t n, char *err, size_t errlen)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *eq;
+		size_t k;
+
+		if (strncmp(a, "--", 2))
+			return errbuf_set(err, errlen, "unexpected argument '%.64s'", a);
+		a += 2;
+		eq = strchr(a, '=');
+		k = eq ? (size_t)(eq - a) : strlen(a);
+		for (n = 0; opts[n].name; n++)
+			if (strlen(opts[n].name) == k && !strncmp(opts[n].name, a, k))
+				break;
+		if (!opts[n].name)
+			return errbuf_set(err, errlen, "unknown option '--%.64s'", a);
+		if (eq) {
+			*opts[n].val = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				return errbuf_set(err, errlen, "option --%s needs a value",
+						  opts[n].name);
+			*opts[n].val = argv[++i];
+		}
+	}
+	for (n = 0; opts[n].name; n++)
+		if (opts[n].required && !*opts[n].val)
+			return errbuf_set(err, errlen, "option --%s is required", opts[n].name);
+	return 0;
+}
+
+static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 1 || v > 86400)
+		return errbuf_set(err, errlen, "option --%s: '%.32s' is not 1..86400 seconds", name,
+				  s);
+	*ret_ms = (int)v * 1000;
+	return 0;
+}
+
+static int pick_issuer(const char *variant, const struct atls_issuer **ret, char *err,
+		       size_t errlen)
+{
+	if (!strcmp(variant, "dummy")) {
+		log_warn("attestation variant dummy proves nothing about this machine: for tests "
+			 "only");
+		*ret = &attest_dummy_issuer;
+		return 0;
+	}
+	if (!strcmp(variant, "qemu-vtpm"))
+		return errbuf_set(err, errlen,
+				  "attestation variant qemu-vtpm is not built yet (it comes with "
+				  "the TPM layer); use --attestation dummy against test peers");
+	return errbuf_set(err, errlen, "unknown attestation variant '%.32s'", variant);
+}
+
+static int usage_error(const char *cmd, const char *err)
+{
+	fprintf(stderr, "constel-agent %s: %s\n", cmd, err);
+	return EXIT_USAGE;
+}
+
+int cmd_join(const char *cmd, int argc, char **argv)
+{
+	int rejoin = !strcmp(cmd, "rejoin");
+	const char *endpoint = NULL, *name = NULL, *role = NULL, *uuid = NULL, *ip = NULL,
+		   *ssh = NULL, *out = NULL, *timeout = "30", *variant = "qemu-vtpm";
+	struct opt join_opts[] = {
+	    {"endpoint", &endpoint, 1}, {"name", &name, 1},	   {"role", &role, 1},
+	    {"disk-uuid", &uuid, 1},	{"ip", &ip, 0},		   {"ssh-host-key", &ssh, 1},
+	    {"out", &out, 1},		{"timeout", &timeout, 0},  {"attestation", &variant, 0},
+	    {NULL, NULL, 0},
+	};
+	struct opt rejoin_opts[] = {
+	    {"endpoint", &endpoint, 1}, {"disk-uuid", &uuid, 1},	 {"out", &out, 1},
+	    {"timeout", &timeout, 0},	{"attestation", &variant, 0}, {NULL, NULL, 0},
+	};
+	struct join_params p = {0};
+	char err[256];
+
+	if (parse_opts(argc, argv, rejoin ? rejoin_opts : join_opts, 0, err, sizeof err) < 0 ||
+	    parse_seconds(timeout, "timeout", &p.timeout_ms, err, sizeof err) < 0 ||
+	    pick_issuer(variant, &p.issuer, err, sizeof err) < 0)
+		return usage_error(cmd, err);
+	if (!rejoin && strcmp(role, "worker") && strcmp(role, "control-plane"))
+		return usage_error(cmd, "option --role: worker or control-plane");
+	p.endpoint = endpoint;
+	p.name = name;
+	p.disk_uuid = uuid;
+	p.ip = ip;
+	p.ssh_key_path = ssh;
+	p.out_dir = out;
+	p.control_plane = role && !strcmp(role, "control-plane");
+	return (rejoin ? flow_rejoin(&p) : flow_join(&p)) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+}
+
+int cmd_serve(const char *cmd, int argc, char **argv)
+{
+	int init = !strcmp(cmd, "serve-init");
+	const char *listen = NULL, *hash = NULL, *uuid = NULL, *out = NULL, *kubeadm = NULL,
+		   *timeout = "600", *variant = "qemu-vtpm";
+	struct opt init_opts[] = {
+	    {"listen", &listen, 1},	  {"init-secret-hash", &hash, 1},
+	    {"disk-uuid", &uuid, 1},	  {"out", &out, 1},
+	    {"kubeadm", &kubeadm, 1},	  {"kubeadm-timeout", &timeout, 0},
+	    {"attestation", &variant, 0}, {NULL, NULL, 0},
+	};
+	struct opt recover_opts[] = {
+	    {"listen", &listen, 1}, {"disk-uuid", &uuid, 1}, {"out", &out, 1},
+	    {"attestation", &variant, 0}, {NULL, NULL, 0},
+	};
+	struct serve_params p = {0};
+	char err[256];
+
+	if (parse_opts(argc, argv, init ? init_opts : recover_opts, 0, err, sizeof err) < 0 ||
+	    parse_seconds(timeout, "kubeadm-timeout", &p.kubeadm_timeout_ms, err, sizeof err) < 0 ||
+	    pick_issuer(variant, &p.issuer, err, sizeof err) < 0)
+		return usage_error(cmd, err);
+	p.listen = listen;
+	p.init_secret_hash_path = hash;
+	p.disk_uuid = uuid;
+	p.out_dir = out;
+	p.kubeadm_cmd = kubeadm;
+	return (init ? flow_serve_init(&p) : flow_serve_recover(&p)) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+}

@@ -1,0 +1,91 @@
+/* The flows layer: join, rejoin, init and recovery (spec §5, §6.4). So far they run as host
+ * commands (`constel-agent join|rejoin|serve-init|serve-recover`) that speak the real wire
+ * and write what they receive to a folder; the disk, the node lock and kubeadm come with the
+ * later issues, on the same functions. */
+#ifndef CONSTEL_FLOW_H
+#define CONSTEL_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atls/atls.h"
+#include "base/base.h"
+#include "rpc/rpc.h"
+
+/* ---- the cluster KMS (kms.c), spec §3 ---- */
+struct kms {
+	struct secret *key, *salt; /* the master secret */
+};
+
+/* Parses kms://cluster-kms?key=<b64url>&salt=<b64url> as the Go parser does. */
+int kms_parse(const char *uri, struct kms *ret, char *err, size_t errlen);
+/* The URI the CLI sends for a 32-byte key and salt. */
+int kms_uri(const uint8_t key[32], const uint8_t salt[32], char *out, size_t cap);
+/* Only storage://no-store is meaningful for the cluster KMS. */
+int kms_storage_check(const char *uri, char *err, size_t errlen);
+/* GetDEK: HKDF(master key, master salt, "key-" + id). */
+int kms_derive(const struct kms *k, const char *id, void *out, size_t len);
+/* The state-disk key for uuid ("key-" + uuid, lowercased when lower is set). */
+int kms_disk_key(const struct kms *k, const char *uuid, int lower, uint8_t out[32]);
+int cluster_id_derive(const uint8_t measurement_secret[32], const uint8_t *salt, size_t salt_len,
+		      uint8_t out[32]);
+void kms_free(struct kms *k);
+
+/* ---- one gRPC call over aTLS (call.c) ---- */
+/* Dials endpoint, attests with issuer, makes the unary call within timeout_ms. A failure
+ * to connect or handshake comes back as UNAVAILABLE with the reason in result->message. */
+int flow_call(const char *endpoint, const struct atls_issuer *issuer, const char *path,
+	      const uint8_t *req, size_t len, int timeout_ms, struct grpc_result *result);
+
+/* ---- a gRPC server over aTLS (serve.c) ---- */
+#define SERVE_MAX_CONNS 8
+
+struct server {
+	int lfd;
+	struct atls_config tls;
+	const struct grpc_method *methods;
+	size_t n_methods;
+	int stop; /* set by a handler: finish the open streams, then return */
+	int exit_code;
+	/* An extra file descriptor for the poll loop (a child's pipe), or fd -1. */
+	int extra_fd;
+	short extra_events;
+	void (*extra_ready)(void *ctx, short revents);
+	int (*extra_timeout_ms)(void *ctx);
+	void *ctx;
+	struct serve_conn {
+		int fd;
+		struct atls_conn *tls;
+		struct grpc_server_conn *rpc;
+		int dead;
+	} conns[SERVE_MAX_CONNS];
+};
+
+/* Serves until a handler sets stop and its streams are done (or 10 s after stop). */
+int serve_run(struct server *s);
+
+/* ---- the host commands (join.c, init.c, recover.c) ---- */
+struct join_params {
+	const char *endpoint, *name, *disk_uuid, *ip, *ssh_key_path, *out_dir;
+	int control_plane;
+	int timeout_ms;
+	const struct atls_issuer *issuer;
+};
+
+int flow_join(const struct join_params *p);
+int flow_rejoin(const struct join_params *p);
+
+struct serve_params {
+	const char *listen, *init_secret_hash_path, *disk_uuid, *out_dir, *kubeadm_cmd;
+	const char *ssh_key_path;
+	const struct atls_issuer *issuer;
+	int kubeadm_timeout_ms;
+};
+
+int flow_serve_init(const struct serve_params *p);
+int flow_serve_recover(const struct serve_params *p);
+
+/* Writes data to dir/name (create-exclusive, mode 0600); logs one line on failure. */
+int flow_write(const char *dir, const char *name, const void *data, size_t len);
+
+#endif

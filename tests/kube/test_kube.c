@@ -1,0 +1,171 @@
+/* The kubelet CSR and the SSH host key, each checked by an implementation we did not write:
+ * OpenSSL parses and verifies the CSR, ssh-keygen reads our private key and writes one we
+ * must read. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "harness.h"
+#include "kube/kube.h"
+
+static char tmpdir[64];
+
+static const char *tmp(const char *name)
+{
+	static char path[128];
+
+	if (!tmpdir[0]) {
+		strcpy(tmpdir, "/tmp/constel-kube-XXXXXX");
+		if (!mkdtemp(tmpdir))
+			abort();
+	}
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	return path;
+}
+
+/* Runs cmd and returns its whole output (static buffer) or NULL when it failed. */
+static const char *run(const char *cmd)
+{
+	static char out[8192];
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	if (!p)
+		return NULL;
+	n = fread(out, 1, sizeof out - 1, p);
+	out[n] = '\0';
+	return pclose(p) == 0 ? out : NULL;
+}
+
+static int write_bin(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(b, 1, n, f) == n;
+
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+TEST(csr_is_verified_by_openssl_with_subject_and_ip_san)
+{
+	struct p256_key k;
+	uint8_t der[1024];
+	size_t n;
+	char cmd[300];
+	const char *out;
+
+	CHECK(p256_generate(&k) == 0);
+	CHECK(csr_build(&k, "worker-0", "10.42.0.7", der, sizeof der, &n) == 0);
+	CHECK(write_bin(tmp("csr.der"), der, n) == 0);
+	snprintf(cmd, sizeof cmd, "openssl req -inform DER -in %s -verify -noout -text 2>&1",
+		 tmp("csr.der"));
+	out = run(cmd);
+	CHECK(out != NULL);
+	if (!strstr(out, "O = system:nodes, CN = system:node:worker-0"))
+		harness_fail(__FILE__, __LINE__, "openssl says: %.600s", out);
+	CHECK(strstr(out, "verify OK") || strstr(out, "Certificate request self-signature ok"));
+	CHECK(strstr(out, "IP Address:10.42.0.7") != NULL);
+	CHECK(strstr(out, "ecdsa-with-SHA256") != NULL);
+	CHECK(strstr(out, "DNS:") == NULL);
+}
+
+TEST(csr_without_ip_has_no_extension_request)
+{
+	struct p256_key k;
+	uint8_t der[1024];
+	size_t n;
+	char cmd[300];
+	const char *out;
+
+	CHECK(p256_generate(&k) == 0);
+	CHECK(csr_build(&k, "cp_0", NULL, der, sizeof der, &n) == 0);
+	CHECK(write_bin(tmp("csr2.der"), der, n) == 0);
+	snprintf(cmd, sizeof cmd, "openssl req -inform DER -in %s -verify -noout -text 2>&1",
+		 tmp("csr2.der"));
+	out = run(cmd);
+	CHECK(out != NULL);
+	CHECK(strstr(out, "CN = system:node:cp_0") != NULL); /* a UTF8String: '_' */
+	CHECK(strstr(out, "Subject Alternative Name") == NULL);
+	CHECK(csr_build(&k, "", NULL, der, sizeof der, &n) == -EINVAL);
+	CHECK(csr_build(&k, "n", "10.0.0.300", der, sizeof der, &n) == -EINVAL);
+}
+
+TEST(kubelet_key_is_sec1_that_openssl_reads)
+{
+	struct p256_key k;
+	uint8_t der[160];
+	char pem[512], cmd[300];
+	size_t n;
+	int len;
+	const char *out;
+
+	CHECK(p256_generate(&k) == 0);
+	CHECK(p256_sec1_der(&k, der, sizeof der, &n) == 0);
+	len = pem_encode("EC PRIVATE KEY", der, n, pem, sizeof pem);
+	CHECK(len > 0);
+	CHECK(write_bin(tmp("key.pem"), pem, (size_t)len) == 0);
+	snprintf(cmd, sizeof cmd, "openssl ec -in %s -check -noout 2>&1", tmp("key.pem"));
+	out = run(cmd);
+	CHECK(out != NULL && strstr(out, "valid") != NULL);
+}
+
+TEST(ssh_key_we_write_is_read_by_ssh_keygen)
+{
+	struct ssh_key k, back;
+	char text[1024], line[160], cmd[300];
+	const char *out;
+
+	CHECK(ssh_key_generate(&k) == 0);
+	CHECK(ssh_key_format(&k, text, sizeof text) == 0);
+	CHECK(ssh_key_parse(text, strlen(text), &back, NULL, 0) == 0);
+	CHECK_BYTES(back.sk, k.sk, 64);
+	CHECK(write_file_excl(tmp("id_ours"), text, strlen(text), 0600) == 0);
+	snprintf(cmd, sizeof cmd, "ssh-keygen -y -f %s", tmp("id_ours"));
+	out = run(cmd);
+	CHECK(out != NULL);
+	CHECK(ssh_authorized_key(k.pk, line, sizeof line) == 0);
+	CHECK(!strncmp(out, line, strlen(line) - 1)); /* ssh-keygen may add a comment */
+}
+
+TEST(ssh_key_from_ssh_keygen_is_read_by_us)
+{
+	struct ssh_key k;
+	char cmd[300], line[160], text[4096];
+	const char *out;
+	FILE *f;
+	size_t n;
+
+	snprintf(cmd, sizeof cmd, "ssh-keygen -q -t ed25519 -N '' -C test -f %s && ssh-keygen -y -f %s",
+		 tmp("id_theirs"), tmp("id_theirs"));
+	out = run(cmd);
+	CHECK(out != NULL);
+	CHECK(ssh_host_key_load(tmp("id_theirs"), 0, &k, NULL, 0) == 0);
+	CHECK(ssh_authorized_key(k.pk, line, sizeof line) == 0);
+	CHECK(!strncmp(out, line, strlen(line) - 1));
+	/* A flipped byte in the body is refused with one line. */
+	f = fopen(tmp("id_theirs"), "r");
+	CHECK(f != NULL);
+	n = fread(text, 1, sizeof text, f);
+	fclose(f);
+	text[100] = text[100] == 'A' ? 'B' : 'A';
+	{
+		char err[128] = "";
+
+		CHECK(ssh_key_parse(text, n, &k, err, sizeof err) == -EINVAL);
+		CHECK(!strncmp(err, "ssh key: ", 9));
+	}
+}
+
+TEST(ssh_host_key_load_creates_a_missing_key_once)
+{
+	struct ssh_key a, b;
+
+	CHECK(ssh_host_key_load(tmp("host_key"), 1, &a, NULL, 0) == 0);
+	CHECK(ssh_host_key_load(tmp("host_key"), 1, &b, NULL, 0) == 0);
+	CHECK_BYTES(a.sk, b.sk, 64);
+	CHECK(ssh_host_key_load(tmp("missing"), 0, &b, NULL, 0) == -ENOENT);
+}
