@@ -388,7 +388,7 @@ int flow_serve_init(const struct serve_params *p)
 	st->srv.extra_ready = kubeadm_ready;
 	st->srv.extra_timeout_ms = kubeadm_timeout;
 	st->srv.ctx = st;
-	log_info("serve-init: listening on %s", p->listen);
+	log_info("serve-init: listening on %s (port %d)", p->listen, tcp_local_port(st->srv.lfd));
 	r = serve_run(&st->srv);
 	if (st->child > 0) {
 		kill(st->child, SIGKILL);

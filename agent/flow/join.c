@@ -2,6 +2,7 @@
  * IssueRejoinTicket over aTLS, and the ticket written to a folder. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,7 +264,11 @@ int flow_join(const struct join_params *p)
 	resp->control_plane_files.arg = &fc;
 	resp->kubernetes_components.funcs.decode = decode_component;
 	resp->kubernetes_components.arg = &cc;
-	cc.out = fopen(cpath, "wx");
+	{
+		int cfd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+		cc.out = cfd >= 0 ? fdopen(cfd, "w") : NULL;
+	}
 	is = pb_istream_from_buffer(res.response, res.response_len);
 	r = 0;
 	if (!pb_decode(&is, join_IssueJoinTicketResponse_fields, resp))

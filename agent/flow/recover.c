@@ -82,6 +82,6 @@ int flow_serve_recover(const struct serve_params *p)
 	st.srv.methods = &m;
 	st.srv.n_methods = 1;
 	st.srv.extra_fd = -1;
-	log_info("serve-recover: listening on %s", p->listen);
+	log_info("serve-recover: listening on %s (port %d)", p->listen, tcp_local_port(st.srv.lfd));
 	return serve_run(&st.srv) == 0 ? 0 : -EIO;
 }

@@ -12,4 +12,7 @@ int tcp_dial(const char *hostport, int timeout_ms, char *err, size_t errlen);
 /* A listening, non-blocking socket on HOST:PORT (":PORT" means every address). */
 int tcp_listen_on(const char *hostport, char *err, size_t errlen);
 
+/* The local port of a bound socket (to report ":0" listeners). */
+int tcp_local_port(int fd);
+
 #endif

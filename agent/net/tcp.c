@@ -116,3 +116,17 @@ int tcp_listen_on(const char *hostport, char *err, size_t errlen)
 	freeaddrinfo(ai);
 	return fd;
 }
+
+int tcp_local_port(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof a;
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		return -errno;
+	if (a.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&a)->sin_port);
+	if (a.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+	return -EAFNOSUPPORT;
+}

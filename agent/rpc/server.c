@@ -11,6 +11,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "base/base.h"
 #include "rpc.h"
 #include "rpc_internal.h"
 
@@ -320,11 +321,35 @@ static int on_close(nghttp2_session *h, int32_t id, uint32_t err, void *u)
 	return 0;
 }
 
+/* Requests nghttp2 refuses on its own (HTTP messaging rules): say which and why. */
+static int on_invalid_frame(nghttp2_session *h, const nghttp2_frame *f, int err, void *u)
+{
+	(void)h;
+	(void)u;
+	log_debug("rpc: refused a frame of type %d on stream %d: %s", f->hd.type, f->hd.stream_id,
+		  nghttp2_strerror(err));
+	return 0;
+}
+
+static int on_invalid_header(nghttp2_session *h, const nghttp2_frame *f, const uint8_t *name,
+			     size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags, void *u)
+{
+	(void)h;
+	(void)value;
+	(void)flags;
+	(void)u;
+	log_debug("rpc: invalid header '%.*s' (%zu bytes of value) on stream %d", (int)nlen, name,
+		  vlen, f->hd.stream_id);
+	return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
 int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *methods,
 			 size_t n_methods, struct grpc_server_conn **ret)
 {
 	struct grpc_server_conn *c = calloc(1, sizeof *c);
 	nghttp2_session_callbacks *cb;
+	nghttp2_option *opt;
+	int r;
 	nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
 					{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
 
@@ -345,12 +370,24 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
-	if (nghttp2_session_server_new(&c->h2, cb, c)) {
+	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
+	nghttp2_session_callbacks_set_on_invalid_header_callback(cb, on_invalid_header);
+	/* grpc-go sends the TLS ServerName as :authority, and for aTLS that is the client's
+	 * base64 nonce, with '/' and '=' that nghttp2's HTTP checks refuse (spec §1.2). gRPC
+	 * needs none of those checks: the path is matched against our methods. */
+	if (nghttp2_option_new(&opt)) {
 		nghttp2_session_callbacks_del(cb);
 		free(c);
 		return -ENOMEM;
 	}
+	nghttp2_option_set_no_http_messaging(opt, 1);
+	r = nghttp2_session_server_new2(&c->h2, cb, c, opt);
+	nghttp2_option_del(opt);
 	nghttp2_session_callbacks_del(cb);
+	if (r) {
+		free(c);
+		return -ENOMEM;
+	}
 	nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, set, 2);
 	*ret = c;
 	return 0;

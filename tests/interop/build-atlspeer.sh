@@ -19,9 +19,9 @@ if [ ! -x "$out/atlspeer" ]; then
 	rm -rf "$tmp"
 	mkdir -p "$tmp/gopath/src/constelpeer/atlspeer"
 	cp "$here/atlspeer/main.go" "$tmp/gopath/src/constelpeer/atlspeer/"
-	map="Mjoin.proto=constelpeer/joinproto,Mcomponents.proto=constelpeer/componentsproto"
+	map="Mjoin.proto=constelpeer/joinproto,Mcomponents.proto=constelpeer/componentsproto,Minit.proto=constelpeer/initproto,Mrecover.proto=constelpeer/recoverproto"
 	protoc -I "$protos" --go_out="$tmp/gopath/src" --go_opt="$map" \
-		--go-grpc_out="$tmp/gopath/src" --go-grpc_opt="$map" "$protos/join.proto" "$protos/components.proto"
+		--go-grpc_out="$tmp/gopath/src" --go-grpc_opt="$map" "$protos/join.proto" "$protos/components.proto" "$protos/init.proto" "$protos/recover.proto"
 	GO111MODULE=off GOPROXY=off GOFLAGS= GOPATH="$tmp/gopath:/usr/share/gocode" GOCACHE="$tmp/gocache" \
 		go build -o "$tmp/atlspeer" constelpeer/atlspeer
 	rm -rf "$out"

@@ -15,6 +15,20 @@
 //	atlspeer join-client --addr HOST:PORT --disk-uuid U
 //	    a node-like grpc-go client (aTLS, dummy issuer); prints "OK <json>" of the response or
 //	    "ERR <code> <message>"; exit 0 or 1.
+//	    join-server also answers IssueRejoinTicket, checks the CSR and SSH key the way the
+//	    JoinService does (spec §7), and takes --delay D (answer late) and --count N (serve N
+//	    calls, for the bench).
+//	atlspeer init-client --addr HOST:PORT --secret HEX
+//	    the CLI's init step (spec §5.5): master secret and measurement salt all-zero, streams
+//	    Init and enforces the CLI's stream semantics; prints "OK <json>" (cluster ID, kubeconfig)
+//	    or "FAIL <json>" (error, log bytes, largest chunk) or "ERR <why>".
+//	atlspeer recover-client --addr HOST:PORT
+//	    the CLI's recover step with the all-zero master secret; "OK" or "ERR <code> <message>".
+//	atlspeer bcrypt --secret HEX
+//	    prints golang.org/x/crypto/bcrypt's hash of the raw secret (cost 10).
+//	atlspeer join-bench --addr HOST:PORT --count N
+//	    N sequential fresh connections, each one IssueJoinTicket; prints
+//	    "BENCH median_us=... maxrss_kb=...".
 package main
 
 import (
@@ -38,9 +52,18 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"sort"
+	"strings"
+	"syscall"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/crypto/hkdf"
+	"golang.org/x/crypto/ssh"
+
+	"constelpeer/initproto"
 	"constelpeer/joinproto"
+	"constelpeer/recoverproto"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -57,6 +80,7 @@ type dummyDoc struct {
 
 type options struct {
 	issue, validate, criticalExt, badSNI, noALPN bool
+	slashNonce                                   bool
 	sni                                          string
 }
 
@@ -198,6 +222,11 @@ func serverConfig(o *options) *tls.Config {
 func clientConfig(o *options) *tls.Config {
 	clientNonce := nonce()
 	sni := base64.StdEncoding.EncodeToString(clientNonce)
+	// grpc-go sends the ServerName as :authority; a '/' in it must not upset the server.
+	for o.slashNonce && !strings.Contains(sni, "/") {
+		clientNonce = nonce()
+		sni = base64.StdEncoding.EncodeToString(clientNonce)
+	}
 	if o.badSNI {
 		sni = hex.EncodeToString(clientNonce)
 	}
@@ -275,17 +304,63 @@ func exchange(c *tls.Conn, client bool) error {
 
 type joinServer struct {
 	joinproto.UnimplementedAPIServer
-	fail bool
-	done chan struct{}
+	fail  bool
+	delay time.Duration
+	count int
+	done  chan struct{}
+}
+
+func (j *joinServer) served() {
+	j.count--
+	if j.count == 0 {
+		close(j.done)
+	}
+}
+
+// checkCSR is the JoinService's CSR check (spec §7): DER, signature, single O, CN prefix.
+func checkCSR(der []byte) (string, []string, error) {
+	csr, err := x509.ParseCertificateRequest(der)
+	if err != nil {
+		return "", nil, fmt.Errorf("parse CSR: %w", err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return "", nil, fmt.Errorf("CSR signature: %w", err)
+	}
+	if len(csr.Subject.Organization) != 1 || csr.Subject.Organization[0] != "system:nodes" {
+		return "", nil, errors.New("CSR organization is not system:nodes")
+	}
+	if !strings.HasPrefix(csr.Subject.CommonName, "system:node:") {
+		return "", nil, errors.New("CSR common name lacks system:node:")
+	}
+	var ips []string
+	for _, ip := range csr.IPAddresses {
+		ips = append(ips, ip.String())
+	}
+	return csr.Subject.CommonName, ips, nil
 }
 
 func (j *joinServer) IssueJoinTicket(ctx context.Context, req *joinproto.IssueJoinTicketRequest) (*joinproto.IssueJoinTicketResponse, error) {
-	defer close(j.done)
-	line, _ := json.Marshal(map[string]interface{}{
+	defer j.served()
+	time.Sleep(j.delay)
+	fields := map[string]interface{}{
 		"disk_uuid": req.DiskUuid, "is_control_plane": req.IsControlPlane,
 		"principals": req.HostCertificatePrincipals, "csr_len": len(req.CertificateRequest),
-	})
-	fmt.Printf("REQ %s\n", line)
+	}
+	if len(req.CertificateRequest) > 0 {
+		cn, ips, err := checkCSR(req.CertificateRequest)
+		if err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+		pk, err := ssh.ParsePublicKey(req.HostPublicKey)
+		if err != nil {
+			return nil, status.Error(codes.Internal, "parsing host public key: "+err.Error())
+		}
+		fields["csr_cn"], fields["csr_ips"], fields["ssh_key_type"] = cn, ips, pk.Type()
+	}
+	if j.count <= 1 {
+		line, _ := json.Marshal(fields)
+		fmt.Printf("REQ %s\n", line)
+	}
 	if j.fail {
 		return nil, status.Error(codes.Internal, "getting data key: key service unavailable")
 	}
@@ -297,27 +372,44 @@ func (j *joinServer) IssueJoinTicket(ctx context.Context, req *joinproto.IssueJo
 		StateDiskKey:             key[:],
 		MeasurementSalt:          make([]byte, 32),
 		MeasurementSecret:        bytes.Repeat([]byte{0x42}, 32),
+		KubeletCert:              []byte("-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n"),
+		ApiServerEndpoint:        "10.42.0.1:6443",
 		Token:                    "abcdef.0123456789abcdef",
 		DiscoveryTokenCaCertHash: "sha256:" + hex.EncodeToString(key[:]),
-		ControlPlaneFiles:        []*joinproto.ControlPlaneFile{{Name: "ca.crt", Data: []byte("pem")}},
+		ControlPlaneFiles: []*joinproto.ControlPlaneFile{
+			{Name: "ca.crt", Data: []byte("pem")}, {Name: "etcd/ca.key", Data: []byte("etcd key")},
+		},
+		AuthorizedCaPublicKey: []byte("ssh-ed25519 AAAA stand-in\n"),
+		HostCertificate:       []byte("ssh-ed25519-cert-v01@openssh.com AAAA stand-in\n"),
 	}, nil
 }
 
-func runJoinServer(o *options, fail bool) error {
+func (j *joinServer) IssueRejoinTicket(ctx context.Context, req *joinproto.IssueRejoinTicketRequest) (*joinproto.IssueRejoinTicketResponse, error) {
+	defer j.served()
+	time.Sleep(j.delay)
+	fmt.Printf("REQ {\"rejoin_disk_uuid\":%q}\n", req.DiskUuid)
+	if j.fail {
+		return nil, status.Error(codes.Internal, "getting data key: key service unavailable")
+	}
+	key := sha256.Sum256([]byte("key-" + req.DiskUuid))
+	return &joinproto.IssueRejoinTicketResponse{StateDiskKey: key[:], MeasurementSecret: bytes.Repeat([]byte{0x42}, 32)}, nil
+}
+
+func runJoinServer(o *options, fail bool, delay time.Duration, count int) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	fmt.Printf("LISTEN %d\n", ln.Addr().(*net.TCPAddr).Port)
 	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(serverConfig(o))))
-	js := &joinServer{fail: fail, done: make(chan struct{})}
+	js := &joinServer{fail: fail, delay: delay, count: count, done: make(chan struct{})}
 	joinproto.RegisterAPIServer(srv, js)
 	go srv.Serve(ln)
 	select {
 	case <-js.done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(20*time.Second + time.Duration(count)*100*time.Millisecond):
 		srv.Stop()
-		return errors.New("no request within 20 s")
+		return errors.New("not all requests arrived in time")
 	}
 	time.Sleep(200 * time.Millisecond) // let the response go out
 	srv.Stop()
@@ -347,6 +439,148 @@ func runJoinClient(o *options, addr, uuid string) error {
 	return nil
 }
 
+func deriveKey(secret, salt []byte, info string) []byte {
+	out := make([]byte, 32)
+	if _, err := io.ReadFull(hkdf.New(sha256.New, secret, salt, []byte(info)), out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func zeroKMSURI() string {
+	z := base64.URLEncoding.EncodeToString(make([]byte, 32))
+	return "kms://cluster-kms?key=" + z + "&salt=" + z
+}
+
+func dialValidating(o *options, addr string) (*grpc.ClientConn, context.Context, context.CancelFunc, error) {
+	o.validate = true
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	conn, err := grpc.DialContext(ctx, addr, grpc.WithTransportCredentials(credentials.NewTLS(clientConfig(o))), grpc.WithBlock())
+	if err != nil {
+		cancel()
+		return nil, nil, nil, fmt.Errorf("dial: %w", err)
+	}
+	return conn, ctx, cancel, nil
+}
+
+// runInitClient is the CLI's init step with the stream rules of applyinit.go (spec §5.5).
+func runInitClient(o *options, addr, secretHex string) error {
+	secret, err := hex.DecodeString(secretHex)
+	if err != nil {
+		return err
+	}
+	conn, ctx, cancel, err := dialValidating(o, addr)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer conn.Close()
+	stream, err := initproto.NewAPIClient(conn).Init(ctx, &initproto.InitRequest{
+		KmsUri: zeroKMSURI(), StorageUri: "storage://no-store", MeasurementSalt: make([]byte, 32),
+		KubernetesVersion: "v1.32.9", InitSecret: secret, ClusterName: "interop",
+		ApiserverCertSans: []string{"10.42.0.1", "api.example"}, ServiceCidr: "10.96.0.0/12",
+	})
+	if err != nil {
+		return err
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		st, _ := status.FromError(err)
+		return fmt.Errorf("%d %s", st.Code(), st.Message())
+	}
+	switch kind := first.Kind.(type) {
+	case *initproto.InitResponse_InitSuccess:
+		want := deriveKey(deriveKey(make([]byte, 32), make([]byte, 32), "key-measurementSecret"), make([]byte, 32), "key-clusterID")
+		if !bytes.Equal(kind.InitSuccess.ClusterId, want) {
+			return fmt.Errorf("cluster ID %x, want %x", kind.InitSuccess.ClusterId, want)
+		}
+		line, _ := json.Marshal(map[string]interface{}{
+			"cluster_id": hex.EncodeToString(kind.InitSuccess.ClusterId),
+			"kubeconfig": string(kind.InitSuccess.Kubeconfig), "owner_id": len(kind.InitSuccess.OwnerId),
+		})
+		fmt.Printf("OK %s\n", line)
+		return nil
+	case *initproto.InitResponse_InitFailure:
+		logs, chunks, maxChunk := 0, 0, 0
+		for {
+			msg, err := stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("receiving logs: %w", err)
+			}
+			l, ok := msg.Kind.(*initproto.InitResponse_Log)
+			if !ok {
+				return errors.New("received another message than log during log collection")
+			}
+			if l.Log.Log == nil {
+				return errors.New("received empty logs")
+			}
+			logs += len(l.Log.Log)
+			chunks++
+			if len(l.Log.Log) > maxChunk {
+				maxChunk = len(l.Log.Log)
+			}
+		}
+		line, _ := json.Marshal(map[string]interface{}{
+			"error": kind.InitFailure.Error, "log_bytes": logs, "chunks": chunks, "max_chunk": maxChunk,
+		})
+		fmt.Printf("FAIL %s\n", line)
+		os.Exit(3)
+	default:
+		return fmt.Errorf("first message is %T, want success or failure", first.Kind)
+	}
+	return nil
+}
+
+func runRecoverClient(o *options, addr string) error {
+	conn, ctx, cancel, err := dialValidating(o, addr)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer conn.Close()
+	_, err = recoverproto.NewAPIClient(conn).Recover(ctx, &recoverproto.RecoverMessage{
+		KmsUri: zeroKMSURI(), StorageUri: "storage://no-store",
+	})
+	if err != nil {
+		st, _ := status.FromError(err)
+		return fmt.Errorf("%d %s", st.Code(), st.Message())
+	}
+	fmt.Println("OK")
+	return nil
+}
+
+// runJoinBench: count sequential fresh connections, each handshake + one IssueJoinTicket.
+func runJoinBench(o *options, addr string, count int) error {
+	o.issue = true
+	var lat []time.Duration
+	for i := 0; i < count; i++ {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		conn, err := grpc.DialContext(ctx, addr, grpc.WithTransportCredentials(credentials.NewTLS(clientConfig(o))), grpc.WithBlock())
+		if err != nil {
+			cancel()
+			return fmt.Errorf("dial: %w", err)
+		}
+		_, err = joinproto.NewAPIClient(conn).IssueJoinTicket(ctx, &joinproto.IssueJoinTicketRequest{
+			DiskUuid: "bench", HostPublicKey: []byte("key"),
+		})
+		conn.Close()
+		cancel()
+		if err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(start))
+	}
+	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	fmt.Printf("BENCH median_us=%d maxrss_kb=%d\n", lat[len(lat)/2].Microseconds(), ru.Maxrss)
+	return nil
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
@@ -361,8 +595,12 @@ func main() {
 	fs.BoolVar(&o.badSNI, "bad-sni", false, "send the nonce as hex instead of base64")
 	fs.BoolVar(&o.noALPN, "no-alpn", false, "offer or select no ALPN protocol")
 	fs.StringVar(&o.sni, "sni", "", "send this SNI instead of the base64 nonce")
+	fs.BoolVar(&o.slashNonce, "slash-nonce", false, "pick a client nonce whose base64 has a '/'")
 	fail := fs.Bool("fail", false, "join-server: answer every call with Internal")
 	uuid := fs.String("disk-uuid", "", "join-client: the disk UUID to send")
+	delay := fs.Duration("delay", 0, "join-server: answer this late")
+	count := fs.Int("count", 1, "join-server: calls to serve; join-bench: calls to make")
+	secret := fs.String("secret", "", "init-client, bcrypt: the init secret in hex")
 	fs.Parse(os.Args[2:])
 
 	var err error
@@ -392,7 +630,20 @@ func main() {
 		conn.Close()
 	case "join-server":
 		o.validate = true
-		err = runJoinServer(o, *fail)
+		err = runJoinServer(o, *fail, *delay, *count)
+	case "init-client":
+		err = runInitClient(o, *addr, *secret)
+	case "recover-client":
+		err = runRecoverClient(o, *addr)
+	case "join-bench":
+		err = runJoinBench(o, *addr, *count)
+	case "bcrypt":
+		var raw, h []byte
+		if raw, err = hex.DecodeString(*secret); err == nil {
+			if h, err = bcrypt.GenerateFromPassword(raw, bcrypt.DefaultCost); err == nil {
+				fmt.Println(string(h))
+			}
+		}
 	case "join-client":
 		o.issue = true
 		err = runJoinClient(o, *addr, *uuid)
