@@ -161,8 +161,15 @@ test: agent test-build fuzz-build
 run: agent
 	@qemu-tests/run-main.sh
 
-bench: agent
+# The join-latency bench client, built exactly like the agent.
+$(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libconstel.a
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $^ $(MUSL_LIBS)
+
+bench: agent $(BUILD)/bench/join_bench
 	@tests/bench/size.sh $(BUILD)
+	@echo
+	@tests/bench/join-latency.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build

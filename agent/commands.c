@@ -89,13 +89,19 @@ int cmd_join(const char *cmd, int argc, char **argv)
 	const char *endpoint = NULL, *name = NULL, *role = NULL, *uuid = NULL, *ip = NULL,
 		   *ssh = NULL, *out = NULL, *timeout = "30", *variant = "qemu-vtpm";
 	struct opt join_opts[] = {
-	    {"endpoint", &endpoint, 1}, {"name", &name, 1},	   {"role", &role, 1},
-	    {"disk-uuid", &uuid, 1},	{"ip", &ip, 0},		   {"ssh-host-key", &ssh, 1},
-	    {"out", &out, 1},		{"timeout", &timeout, 0},  {"attestation", &variant, 0},
+	    {"endpoint", &endpoint, 1},
+	    {"name", &name, 1},
+	    {"role", &role, 1},
+	    {"disk-uuid", &uuid, 1},
+	    {"ip", &ip, 0},
+	    {"ssh-host-key", &ssh, 1},
+	    {"out", &out, 1},
+	    {"timeout", &timeout, 0},
+	    {"attestation", &variant, 0},
 	    {NULL, NULL, 0},
 	};
 	struct opt rejoin_opts[] = {
-	    {"endpoint", &endpoint, 1}, {"disk-uuid", &uuid, 1},	 {"out", &out, 1},
+	    {"endpoint", &endpoint, 1}, {"disk-uuid", &uuid, 1},      {"out", &out, 1},
 	    {"timeout", &timeout, 0},	{"attestation", &variant, 0}, {NULL, NULL, 0},
 	};
 	struct join_params p = {0};
@@ -129,7 +135,7 @@ int cmd_serve(const char *cmd, int argc, char **argv)
 	    {"attestation", &variant, 0}, {NULL, NULL, 0},
 	};
 	struct opt recover_opts[] = {
-	    {"listen", &listen, 1}, {"disk-uuid", &uuid, 1}, {"out", &out, 1},
+	    {"listen", &listen, 1},	  {"disk-uuid", &uuid, 1}, {"out", &out, 1},
 	    {"attestation", &variant, 0}, {NULL, NULL, 0},
 	};
 	struct serve_params p = {0};
@@ -144,5 +150,6 @@ int cmd_serve(const char *cmd, int argc, char **argv)
 	p.disk_uuid = uuid;
 	p.out_dir = out;
 	p.kubeadm_cmd = kubeadm;
-	return (init ? flow_serve_init(&p) : flow_serve_recover(&p)) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+	return (init ? flow_serve_init(&p) : flow_serve_recover(&p)) < 0 ? EXIT_FAILURE_RUN
+									 : EXIT_OK;
 }

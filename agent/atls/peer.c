@@ -89,7 +89,8 @@ int atls_cert_check(const uint8_t *der, size_t len, time_t now, struct atls_cert
 			}
 			if (der_expect(&ext, 0x04, &val, NULL) < 0 || ext.len)
 				return errbuf_set(err, errlen, "certificate: bad extension value");
-			if (der_oid_is(&oid, oid_eku, sizeof oid_eku) && !eku_allows_server_auth(val))
+			if (der_oid_is(&oid, oid_eku, sizeof oid_eku) &&
+			    !eku_allows_server_auth(val))
 				return errbuf_set(
 				    err, errlen,
 				    "certificate: extended key usage excludes serverAuth");

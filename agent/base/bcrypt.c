@@ -199,7 +199,8 @@ int bcrypt_check(const char *hash, size_t len, const void *pw, size_t pw_len, ch
 				  BCRYPT_HASH_LEN);
 	if (hash[0] != '$' || hash[1] != '2' || !strchr("aby", hash[2]) || hash[2] == '\0' ||
 	    hash[3] != '$' || hash[6] != '$')
-		return errbuf_set(err, errlen, "bcrypt hash: does not start with $2a$, $2b$ or $2y$");
+		return errbuf_set(err, errlen,
+				  "bcrypt hash: does not start with $2a$, $2b$ or $2y$");
 	if (hash[4] < '0' || hash[4] > '9' || hash[5] < '0' || hash[5] > '9')
 		return errbuf_set(err, errlen, "bcrypt hash: cost is not two digits");
 	cost = (hash[4] - '0') * 10 + (hash[5] - '0');

@@ -207,4 +207,3 @@ int der_oid_is(const struct der_in *oid, const uint8_t *want, size_t n)
 {
 	return oid->len == n && !memcmp(oid->p, want, n);
 }
-

@@ -35,8 +35,8 @@ int p256_generate(struct p256_key *k)
 	return 0;
 }
 
-size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv,
-		 uint8_t *sig, size_t cap)
+size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv, uint8_t *sig,
+		 size_t cap)
 {
 	uint8_t tmp[80];
 	size_t n = br_ecdsa_sign_asn1_get_default()(br_ec_get_default(), h, hv, &k->priv, tmp);

@@ -20,8 +20,8 @@ struct p256_key {
 int p256_generate(struct p256_key *k);
 /* Signs the hash value hv (of hash h) into sig as an ASN.1 ECDSA signature; returns its
  * length, 0 on failure. */
-size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv,
-		 uint8_t *sig, size_t cap);
+size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv, uint8_t *sig,
+		 size_t cap);
 /* SEC1 ECPrivateKey DER (RFC 5915, with the curve OID and the public key). */
 int p256_sec1_der(const struct p256_key *k, uint8_t *out, size_t cap, size_t *ret_len);
 void p256_wipe(struct p256_key *k);

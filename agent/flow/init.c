@@ -142,8 +142,8 @@ static int start_kubeadm(struct init_server *st, const init_InitRequest *req)
 			strncat(sans, req->apiserver_cert_sans[i], sizeof sans - strlen(sans) - 1);
 		}
 		setenv("CONSTEL_KUBERNETES_VERSION", req->kubernetes_version, 1);
-		setenv("CONSTEL_CLUSTER_NAME", req->cluster_name[0] ? req->cluster_name : "constellation",
-		       1);
+		setenv("CONSTEL_CLUSTER_NAME",
+		       req->cluster_name[0] ? req->cluster_name : "constellation", 1);
 		setenv("CONSTEL_SERVICE_CIDR", req->service_cidr, 1);
 		setenv("CONSTEL_APISERVER_CERT_SANS", sans, 1);
 		setenv("CONSTEL_CONFORMANCE_MODE", req->conformance_mode ? "true" : "false", 1);
@@ -207,7 +207,8 @@ static void kubeadm_ready(void *ctx, short revents)
 				kill(st->child, SIGKILL);
 				n = 0;
 			} else {
-				n = read(st->pipe_fd, st->out + st->out_len, KUBECONFIG_MAX - st->out_len);
+				n = read(st->pipe_fd, st->out + st->out_len,
+					 KUBECONFIG_MAX - st->out_len);
 			}
 			if (n > 0) {
 				st->out_len += (size_t)n;

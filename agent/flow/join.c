@@ -338,7 +338,8 @@ int flow_rejoin(const struct join_params *p)
 		r = log_err(-EBADMSG, "rejoin: malformed response: %s", PB_GET_ERROR(&is));
 	else if (resp.state_disk_key.size != 32 || resp.measurement_secret.size != 32)
 		r = log_err(-EBADMSG, "rejoin: response keys are not 32 bytes");
-	if (r == 0 && !(r = flow_write(p->out_dir, "state_disk_key", resp.state_disk_key.bytes, 32)))
+	if (r == 0 &&
+	    !(r = flow_write(p->out_dir, "state_disk_key", resp.state_disk_key.bytes, 32)))
 		r = flow_write(p->out_dir, "measurement_secret", resp.measurement_secret.bytes, 32);
 	if (r == 0)
 		log_info("rejoin: keys written to %s", p->out_dir);

@@ -47,8 +47,7 @@ static const char *find_param(const char *query, const char *name, size_t *ret_l
 }
 
 /* The parameter decoded twice (as the Go parser does), then URL-safe base64. */
-static int param(const char *query, const char *name, struct secret **ret, char *err,
-		 size_t errlen)
+static int param(const char *query, const char *name, struct secret **ret, char *err, size_t errlen)
 {
 	size_t vlen = 0, n1, n2, got;
 	const char *v = find_param(query, name, &vlen);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "flow.h"
+#include "net/net.h"
 
 static void conn_close(struct serve_conn *c)
 {
@@ -39,6 +40,7 @@ static void accept_one(struct server *s)
 		return;
 	}
 	slot->fd = fd;
+	tcp_nodelay(fd);
 	if (atls_server_new(&s->tls, fd, &slot->tls) < 0) {
 		conn_close(slot);
 		return;
@@ -71,7 +73,8 @@ int serve_run(struct server *s)
 				r = grpc_server_conn_step(c->rpc);
 				if (r != 0) {
 					if (r < 0 && atls_established(c->tls))
-						log_debug("serve: connection ended: %s", strerror(-r));
+						log_debug("serve: connection ended: %s",
+							  strerror(-r));
 					else if (r < 0)
 						log_warn("serve: aTLS handshake failed: %s",
 							 atls_error(c->tls));
@@ -125,7 +128,8 @@ int serve_run(struct server *s)
 		if (s->lfd >= 0 && (pfd[0].revents & POLLIN))
 			accept_one(s);
 		if (s->extra_fd >= 0 && s->extra_ready)
-			s->extra_ready(s->ctx, pfd[n - 1].fd == s->extra_fd ? pfd[n - 1].revents : 0);
+			s->extra_ready(s->ctx,
+				       pfd[n - 1].fd == s->extra_fd ? pfd[n - 1].revents : 0);
 		else if (s->extra_ready && s->extra_timeout_ms)
 			s->extra_ready(s->ctx, 0);
 	}

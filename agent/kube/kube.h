@@ -29,7 +29,6 @@ int ssh_key_generate(struct ssh_key *k);
 int ssh_key_format(const struct ssh_key *k, char *out, size_t cap);
 int ssh_key_parse(const char *text, size_t len, struct ssh_key *ret, char *err, size_t errlen);
 /* Reads the key at path; with create, makes a new one (mode 0600) when the file is missing. */
-int ssh_host_key_load(const char *path, int create, struct ssh_key *ret, char *err,
-		      size_t errlen);
+int ssh_host_key_load(const char *path, int create, struct ssh_key *ret, char *err, size_t errlen);
 
 #endif

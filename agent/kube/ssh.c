@@ -138,8 +138,8 @@ int ssh_key_parse(const char *text, size_t len, struct ssh_key *ret, char *err, 
 		errbuf_set(err, errlen, "ssh key: encrypted keys are not supported");
 		goto out;
 	}
-	if (get_u32(&r, &v) < 0 || v != 1 || get_string(&r, &pub) < 0 || get_string(&r, &priv) < 0 ||
-	    r.len != 0) {
+	if (get_u32(&r, &v) < 0 || v != 1 || get_string(&r, &pub) < 0 ||
+	    get_string(&r, &priv) < 0 || r.len != 0) {
 		errbuf_set(err, errlen, "ssh key: want exactly one key");
 		goto out;
 	}
@@ -260,7 +260,8 @@ int ssh_host_key_load(const char *path, int create, struct ssh_key *ret, char *e
 		secret_wipe(buf, sizeof buf);
 		if (r < 0) {
 			secret_wipe(&k, sizeof k);
-			errbuf_set(err, errlen, "ssh key: %s: cannot create: %s", path, strerror(-r));
+			errbuf_set(err, errlen, "ssh key: %s: cannot create: %s", path,
+				   strerror(-r));
 			return r;
 		}
 		log_info("ssh: created host key %s", path);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,13 @@ static int resolve(const char *hostport, int passive, struct addrinfo **ret, cha
 	return 0;
 }
 
+void tcp_nodelay(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 int tcp_dial(const char *hostport, int timeout_ms, char *err, size_t errlen)
 {
 	struct addrinfo *ai;
@@ -93,6 +101,7 @@ int tcp_dial(const char *hostport, int timeout_ms, char *err, size_t errlen)
 		errbuf_set(err, errlen, "dial %.64s: %s", hostport, strerror(-r));
 		return r;
 	}
+	tcp_nodelay(fd);
 	return fd;
 }
 

@@ -109,8 +109,10 @@ int grpc_server_conn_step(struct grpc_server_conn *c);
 int grpc_server_conn_busy(const struct grpc_server_conn *c);
 short grpc_server_conn_events(struct grpc_server_conn *c);
 int grpc_server_conn_timeout_ms(struct grpc_server_conn *c);
-/* Keepalive: a PING after this many ms idle (default 15000); closed if no ACK in 20 s. */
-void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms);
+/* Keepalive: a PING after idle_ms without traffic (default 15000, as the Go init server);
+ * the connection fails when the ACK takes longer than ack_timeout_ms (default 20000). */
+void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms, int ack_timeout_ms);
+void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, int *acked);
 
 int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len);
 int grpc_stream_finish(struct grpc_stream *s, int status, const char *message);

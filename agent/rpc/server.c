@@ -40,7 +40,8 @@ struct grpc_server_conn {
 	size_t n_methods;
 	struct grpc_stream *streams;
 	int64_t last_activity, ping_sent;
-	int ping_outstanding, keepalive_ms, failed;
+	int ping_outstanding, keepalive_ms, ack_timeout_ms, failed;
+	int pings_sent, pings_acked;
 	uint8_t rbuf[16384];
 };
 
@@ -295,6 +296,7 @@ static int on_frame_recv(nghttp2_session *h, const nghttp2_frame *f, void *u)
 
 	if (f->hd.type == NGHTTP2_PING && (f->hd.flags & NGHTTP2_FLAG_ACK)) {
 		c->ping_outstanding = 0;
+		c->pings_acked++;
 		return 0;
 	}
 	if ((f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) ||
@@ -359,6 +361,7 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 	c->methods = methods;
 	c->n_methods = n_methods;
 	c->keepalive_ms = 15000;
+	c->ack_timeout_ms = PING_ACK_TIMEOUT_MS;
 	c->last_activity = rpc_now_ms();
 	if (nghttp2_session_callbacks_new(&cb)) {
 		free(c);
@@ -403,9 +406,16 @@ void grpc_server_conn_free(struct grpc_server_conn *c)
 	free(c);
 }
 
-void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms)
+void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms, int ack_timeout_ms)
 {
 	c->keepalive_ms = idle_ms;
+	c->ack_timeout_ms = ack_timeout_ms;
+}
+
+void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, int *acked)
+{
+	*sent = c->pings_sent;
+	*acked = c->pings_acked;
 }
 
 int grpc_server_conn_step(struct grpc_server_conn *c)
@@ -424,10 +434,11 @@ int grpc_server_conn_step(struct grpc_server_conn *c)
 			return -EPROTO;
 	}
 	now = rpc_now_ms();
-	if (c->ping_outstanding && now - c->ping_sent > PING_ACK_TIMEOUT_MS)
+	if (c->ping_outstanding && now - c->ping_sent > c->ack_timeout_ms)
 		return -ETIMEDOUT;
 	if (!c->ping_outstanding && now - c->last_activity >= c->keepalive_ms) {
 		nghttp2_submit_ping(c->h2, NGHTTP2_FLAG_NONE, NULL);
+		c->pings_sent++;
 		c->ping_outstanding = 1;
 		c->ping_sent = now;
 		c->last_activity = now;
@@ -457,7 +468,7 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
 	int64_t now = rpc_now_ms(), t;
 
 	if (c->ping_outstanding)
-		t = c->ping_sent + PING_ACK_TIMEOUT_MS - now;
+		t = c->ping_sent + c->ack_timeout_ms - now;
 	else
 		t = c->last_activity + c->keepalive_ms - now;
 	return rpc_poll_timeout(t);

@@ -51,8 +51,8 @@ TEST(kms_uri_is_decoded_like_go)
 	struct kms k;
 
 	/* percent-encoded '=' padding, decoded twice as Go's parser does */
-	CHECK(kms_parse("kms://cluster-kms?salt=AAAA&key=AAAAAAAAAAAAAAAAAAAAAA%253D%253D", &k, NULL,
-			0) == 0);
+	CHECK(kms_parse("kms://cluster-kms?salt=AAAA&key=AAAAAAAAAAAAAAAAAAAAAA%253D%253D", &k,
+			NULL, 0) == 0);
 	CHECK(k.key->len == 16 && k.salt->len == 3);
 	kms_free(&k);
 }

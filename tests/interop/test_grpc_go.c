@@ -95,7 +95,7 @@ TEST(interop_c_join_client_gets_ticket_from_grpc_go)
 	br_sha256_out(&h, want);
 	CHECK(resp.state_disk_key.size == 32);
 	CHECK_BYTES(resp.state_disk_key.bytes, want, 32);
-	CHECK(!strcmp(resp.token, "abcdef.0123456789abcdef") && files == 1);
+	CHECK(!strcmp(resp.token, "abcdef.0123456789abcdef") && files == 2);
 }
 
 TEST(interop_c_join_client_sees_internal_from_grpc_go)

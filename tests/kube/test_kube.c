@@ -139,7 +139,8 @@ TEST(ssh_key_from_ssh_keygen_is_read_by_us)
 	FILE *f;
 	size_t n;
 
-	snprintf(cmd, sizeof cmd, "ssh-keygen -q -t ed25519 -N '' -C test -f %s && ssh-keygen -y -f %s",
+	snprintf(cmd, sizeof cmd,
+		 "ssh-keygen -q -t ed25519 -N '' -C test -f %s && ssh-keygen -y -f %s",
 		 tmp("id_theirs"), tmp("id_theirs"));
 	out = run(cmd);
 	CHECK(out != NULL);

@@ -223,3 +223,77 @@ TEST(grpc_vanished_server_is_unavailable)
 	CHECK(call("/test.API/Silent", (const uint8_t *)"x", 1, 3000, NULL, 100, &r) == 0);
 	CHECK(r.status == GRPC_UNAVAILABLE);
 }
+
+/* Keepalive (spec §5.5): an idle connection gets PINGs, and our client ACKs them (through
+ * nghttp2) while it waits for a slow answer, so the connection survives. */
+TEST(grpc_keepalive_pings_are_acked_by_our_client)
+{
+	int fd[2], sent = 0, acked = 0, r = 0;
+	struct rpc_io cio, sio;
+	struct grpc_client *cl;
+	struct grpc_server_conn *sv;
+	struct grpc_result res;
+	int64_t start = rpc_now_ms();
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+	fcntl(fd[0], F_SETFL, O_NONBLOCK);
+	fcntl(fd[1], F_SETFL, O_NONBLOCK);
+	rpc_io_fd(&cio, &fd[0]);
+	rpc_io_fd(&sio, &fd[1]);
+	CHECK(grpc_client_new(&cio, "localhost", &cl) == 0);
+	CHECK(grpc_server_conn_new(&sio, methods, sizeof methods / sizeof methods[0], &sv) == 0);
+	grpc_server_conn_set_keepalive(sv, 100, 300);
+	grpc_client_call(cl, "/test.API/Silent", (const uint8_t *)"x", 1, start + 5000);
+	while (rpc_now_ms() - start < 1200 && r == 0) {
+		struct pollfd pfd[2] = {{fd[0], grpc_client_events(cl), 0},
+					{fd[1], grpc_server_conn_events(sv), 0}};
+
+		r = grpc_server_conn_step(sv);
+		if (grpc_client_step(cl, &res) != 0)
+			break;
+		poll(pfd, 2, 10);
+	}
+	grpc_server_conn_ping_stats(sv, &sent, &acked);
+	grpc_client_free(cl);
+	grpc_server_conn_free(sv);
+	close(fd[0]);
+	close(fd[1]);
+	CHECK(r == 0);
+	if (sent < 5 || acked < sent - 1)
+		harness_fail(__FILE__, __LINE__, "%d pings sent, %d acked", sent, acked);
+}
+
+/* A peer that speaks HTTP/2 but never ACKs a PING loses the connection after the timeout. */
+TEST(grpc_keepalive_closes_a_peer_that_does_not_ack)
+{
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+				      "\x00\x00\x00\x04\x00\x00\x00\x00\x00"; /* empty SETTINGS */
+	int fd[2], r = 0, sent = 0, acked = 0;
+	struct rpc_io sio;
+	struct grpc_server_conn *sv;
+	int64_t start = rpc_now_ms();
+	char sink[4096];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+	fcntl(fd[1], F_SETFL, O_NONBLOCK);
+	rpc_io_fd(&sio, &fd[1]);
+	CHECK(grpc_server_conn_new(&sio, methods, sizeof methods / sizeof methods[0], &sv) == 0);
+	grpc_server_conn_set_keepalive(sv, 100, 300);
+	CHECK(write(fd[0], preface, sizeof preface - 1) == (ssize_t)(sizeof preface - 1));
+	fcntl(fd[0], F_SETFL, O_NONBLOCK);
+	while (rpc_now_ms() - start < 3000 && r == 0) {
+		struct pollfd pfd = {fd[1], grpc_server_conn_events(sv), 0};
+
+		r = grpc_server_conn_step(sv);
+		while (read(fd[0], sink, sizeof sink) > 0) /* read everything, answer nothing */
+			;
+		poll(&pfd, 1, 10);
+	}
+	grpc_server_conn_ping_stats(sv, &sent, &acked);
+	grpc_server_conn_free(sv);
+	close(fd[0]);
+	close(fd[1]);
+	CHECK(r == -ETIMEDOUT);
+	CHECK(sent == 1 && acked == 0);
+	CHECK(rpc_now_ms() - start < 1500);
+}
