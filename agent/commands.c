@@ -65,8 +65,6 @@ static int pick_issuer(const char *variant, const struct atls_issuer **ret, char
 		       size_t errlen)
 {
 	if (!strcmp(variant, "dummy")) {
-		log_warn("attestation variant dummy proves nothing about this machine: for tests "
-			 "only");
 		*ret = &attest_dummy_issuer;
 		return 0;
 	}
@@ -75,6 +73,40 @@ static int pick_issuer(const char *variant, const struct atls_issuer **ret, char
 				  "attestation variant qemu-vtpm is not built yet (it comes with "
 				  "the TPM layer); use --attestation dummy against test peers");
 	return errbuf_set(err, errlen, "unknown attestation variant '%.32s'", variant);
+}
+
+/* The JoinService's node-name rule (spec §13.11): after lowercasing and '_' -> '-' only
+ * [a-z0-9-]. Upper case passes it but splits the CSR's CN from kubeadm's name, so we refuse
+ * it too. */
+static int node_name_ok(const char *n)
+{
+	if (!*n || strlen(n) > 63)
+		return 0;
+	for (; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= '0' && *n <= '9') || *n == '-' ||
+		      *n == '_'))
+			return 0;
+	return 1;
+}
+
+static void warn_variant(const struct atls_issuer *issuer)
+{
+	if (issuer == &attest_dummy_issuer)
+		log_warn("attestation variant dummy proves nothing about this machine: for tests "
+			 "only");
+}
+
+/* The options, then the duration option named tname and the attestation variant, each
+ * read after the options set them. */
+static int parse_all(int argc, char **argv, struct opt *opts, const char *tname,
+		     const char *const *tval, int *ret_ms, const char *const *variant,
+		     const struct atls_issuer **ret_issuer, char *err, size_t errlen)
+{
+	if (parse_opts(argc, argv, opts, 0, err, errlen) < 0 ||
+	    parse_seconds(*tval, tname, ret_ms, err, errlen) < 0 ||
+	    pick_issuer(*variant, ret_issuer, err, errlen) < 0)
+		return -EINVAL;
+	return 0;
 }
 
 static int usage_error(const char *cmd, const char *err)
@@ -107,12 +139,16 @@ int cmd_join(const char *cmd, int argc, char **argv)
 	struct join_params p = {0};
 	char err[256];
 
-	if (parse_opts(argc, argv, rejoin ? rejoin_opts : join_opts, 0, err, sizeof err) < 0 ||
-	    parse_seconds(timeout, "timeout", &p.timeout_ms, err, sizeof err) < 0 ||
-	    pick_issuer(variant, &p.issuer, err, sizeof err) < 0)
+	if (parse_all(argc, argv, rejoin ? rejoin_opts : join_opts, "timeout", &timeout,
+		      &p.timeout_ms, &variant, &p.issuer, err, sizeof err) < 0)
 		return usage_error(cmd, err);
 	if (!rejoin && strcmp(role, "worker") && strcmp(role, "control-plane"))
 		return usage_error(cmd, "option --role: worker or control-plane");
+	if (!rejoin && !node_name_ok(name))
+		return usage_error(cmd,
+				   "option --name: the JoinService takes only lowercase letters, "
+				   "digits, '-' and '_' (at most 63)");
+	warn_variant(p.issuer);
 	p.endpoint = endpoint;
 	p.name = name;
 	p.disk_uuid = uuid;
@@ -141,10 +177,10 @@ int cmd_serve(const char *cmd, int argc, char **argv)
 	struct serve_params p = {0};
 	char err[256];
 
-	if (parse_opts(argc, argv, init ? init_opts : recover_opts, 0, err, sizeof err) < 0 ||
-	    parse_seconds(timeout, "kubeadm-timeout", &p.kubeadm_timeout_ms, err, sizeof err) < 0 ||
-	    pick_issuer(variant, &p.issuer, err, sizeof err) < 0)
+	if (parse_all(argc, argv, init ? init_opts : recover_opts, "kubeadm-timeout", &timeout,
+		      &p.kubeadm_timeout_ms, &variant, &p.issuer, err, sizeof err) < 0)
 		return usage_error(cmd, err);
+	warn_variant(p.issuer);
 	p.listen = listen;
 	p.init_secret_hash_path = hash;
 	p.disk_uuid = uuid;

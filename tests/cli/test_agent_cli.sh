@@ -79,3 +79,37 @@ usage_error agent_bad_tpm_exits_2 \
 	--tpm swtpm:port=0 version
 usage_error agent_usage_error_quoting_a_newline_stays_one_line \
 	"constel-agent: unknown command 'a?b' (see --help)" "$(printf 'a\nb')"
+
+# The host commands' own options: the same one-line usage errors, before anything is done.
+usage_error agent_join_missing_option_exits_2 \
+	"constel-agent join: option --name is required" join --endpoint 127.0.0.1:1 --role worker \
+	--disk-uuid u --ssh-host-key /nonexistent/k --out /nonexistent/o --attestation dummy
+usage_error agent_join_refuses_a_name_the_join_service_refuses \
+	"constel-agent join: option --name: the JoinService takes only lowercase letters, digits, '-' and '_' (at most 63)" \
+	join --endpoint 127.0.0.1:1 --name node.example --role worker --disk-uuid u \
+	--ssh-host-key /nonexistent/k --out /nonexistent/o --attestation dummy
+usage_error agent_join_bad_role_exits_2 \
+	"constel-agent join: option --role: worker or control-plane" join --endpoint 127.0.0.1:1 \
+	--name n --role master --disk-uuid u --ssh-host-key /nonexistent/k --out /nonexistent/o \
+	--attestation dummy
+usage_error agent_serve_init_bad_timeout_exits_2 \
+	"constel-agent serve-init: option --kubeadm-timeout: 'soon' is not 1..86400 seconds" \
+	serve-init --listen 127.0.0.1:0 --init-secret-hash h --disk-uuid u --out o --kubeadm true \
+	--kubeadm-timeout soon
+usage_error agent_rejoin_unknown_option_exits_2 \
+	"constel-agent rejoin: unknown option '--name'" rejoin --name n
+usage_error agent_qemu_vtpm_not_built_yet_exits_2 \
+	"constel-agent serve-recover: attestation variant qemu-vtpm is not built yet (it comes with the TPM layer); use --attestation dummy against test peers" \
+	serve-recover --listen 127.0.0.1:0 --disk-uuid u --out o
+
+t=agent_serve_init_refuses_a_malformed_hash_file
+printf 'not a hash\n' >"${TMPDIR:-/tmp}/constel-badhash.$$"
+err=$("$agent" serve-init --listen 127.0.0.1:0 --init-secret-hash "${TMPDIR:-/tmp}/constel-badhash.$$" \
+	--disk-uuid u --out "${TMPDIR:-/tmp}/constel-badhash-out.$$" --kubeadm true --attestation dummy 2>&1)
+rc=$?
+rm -rf "${TMPDIR:-/tmp}/constel-badhash.$$" "${TMPDIR:-/tmp}/constel-badhash-out.$$"
+if [ $rc = 1 ] && grep -q 'bcrypt hash: 10 characters, want 60' <<<"$err"; then
+	pass $t
+else
+	fail $t "exit $rc: $err"
+fi

@@ -26,6 +26,17 @@ static const char *tmp(const char *name)
 	return path;
 }
 
+__attribute__((destructor)) static void remove_tmpdir(void)
+{
+	char cmd[128];
+
+	if (tmpdir[0]) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+}
+
 /* Runs cmd and returns its whole output (static buffer) or NULL when it failed. */
 static const char *run(const char *cmd)
 {
@@ -50,20 +61,26 @@ static int write_bin(const char *path, const void *b, size_t n)
 	return ok ? 0 : -1;
 }
 
-TEST(csr_is_verified_by_openssl_with_subject_and_ip_san)
+/* A fresh key's CSR for name and ip, as OpenSSL prints and verifies it (NULL on failure). */
+static const char *csr_text(const char *name, const char *ip, const char *file)
 {
 	struct p256_key k;
 	uint8_t der[1024];
 	size_t n;
 	char cmd[300];
-	const char *out;
 
-	CHECK(p256_generate(&k) == 0);
-	CHECK(csr_build(&k, "worker-0", "10.42.0.7", der, sizeof der, &n) == 0);
-	CHECK(write_bin(tmp("csr.der"), der, n) == 0);
+	if (p256_generate(&k) != 0 || csr_build(&k, name, ip, der, sizeof der, &n) != 0 ||
+	    write_bin(tmp(file), der, n) != 0)
+		return NULL;
 	snprintf(cmd, sizeof cmd, "openssl req -inform DER -in %s -verify -noout -text 2>&1",
-		 tmp("csr.der"));
-	out = run(cmd);
+		 tmp(file));
+	return run(cmd);
+}
+
+TEST(csr_is_verified_by_openssl_with_subject_and_ip_san)
+{
+	const char *out = csr_text("worker-0", "10.42.0.7", "csr.der");
+
 	CHECK(out != NULL);
 	if (!strstr(out, "O = system:nodes, CN = system:node:worker-0"))
 		harness_fail(__FILE__, __LINE__, "openssl says: %.600s", out);
@@ -75,21 +92,15 @@ TEST(csr_is_verified_by_openssl_with_subject_and_ip_san)
 
 TEST(csr_without_ip_has_no_extension_request)
 {
+	const char *out = csr_text("cp_0", NULL, "csr2.der");
 	struct p256_key k;
 	uint8_t der[1024];
 	size_t n;
-	char cmd[300];
-	const char *out;
 
-	CHECK(p256_generate(&k) == 0);
-	CHECK(csr_build(&k, "cp_0", NULL, der, sizeof der, &n) == 0);
-	CHECK(write_bin(tmp("csr2.der"), der, n) == 0);
-	snprintf(cmd, sizeof cmd, "openssl req -inform DER -in %s -verify -noout -text 2>&1",
-		 tmp("csr2.der"));
-	out = run(cmd);
 	CHECK(out != NULL);
 	CHECK(strstr(out, "CN = system:node:cp_0") != NULL); /* a UTF8String: '_' */
 	CHECK(strstr(out, "Subject Alternative Name") == NULL);
+	CHECK(p256_generate(&k) == 0);
 	CHECK(csr_build(&k, "", NULL, der, sizeof der, &n) == -EINVAL);
 	CHECK(csr_build(&k, "n", "10.0.0.300", der, sizeof der, &n) == -EINVAL);
 }
