@@ -177,6 +177,35 @@ else
 	fail $t "serve-init did not start: $(tail -2 "$work/init.log")"
 fi
 
+t=interop_go_cli_second_init_while_one_runs_is_failed_precondition
+cat >"$work/kubeadm-slow.sh" <<'SH'
+#!/bin/sh
+sleep 2
+printf 'apiVersion: v1\nkind: Config\n'
+SH
+chmod +x "$work/kubeadm-slow.sh"
+if start_agent initslow serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/init_secret_hash" \
+	--disk-uuid "$zero_uuid" --out "$work/initslow" --kubeadm "$work/kubeadm-slow.sh" --attestation dummy; then
+	pid=$agent_pid
+	"$peer" init-client --addr "127.0.0.1:$port" --secret "$secret" >"$work/slow1.out" 2>&1 &
+	first=$!
+	sleep 1
+	"$peer" init-client --addr "127.0.0.1:$port" --secret "$secret" >"$work/slow2.out" 2>&1
+	rc2=$?
+	wait "$first"
+	rc1=$?
+	wait_pid "$pid" 15
+	rc=$?
+	if [ $rc1 = 0 ] && [ $rc2 = 1 ] && grep -q '^ERR 9 node is already being activated$' "$work/slow2.out" &&
+		[ $rc = 0 ]; then
+		pass $t
+	else
+		fail $t "first $rc1, second $rc2 ($(cat "$work/slow2.out")), agent $rc"
+	fi
+else
+	fail $t "serve-init did not start"
+fi
+
 t=interop_go_cli_init_kubeadm_failure_ends_the_server
 cat >"$work/kubeadm-fails.sh" <<'SH'
 #!/bin/sh
