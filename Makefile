@@ -54,7 +54,7 @@ MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections $(PB_DEFS)
 	-Iagent -I$(BUILD)/gen -I$(PB_SRC) -I$(DEPS)/include -I$(DEPS)/include/bearssl
 MUSL_LIBS := -L$(DEPS)/lib \
 	$(shell PKG_CONFIG_LIBDIR=$(DEPS)/lib/pkgconfig pkg-config --static --libs libcryptsetup) \
-	-lnghttp2 -ltss2-esys -ltss2-sys -ltss2-mu -ltss2-tcti-device -ltss2-rc \
+	-lnghttp2 -ltss2-sys -ltss2-mu -ltss2-tcti-device $(BUILD)/lib/libtss2-tcti-swtpm.a -ltss2-rc \
 	-lbearssl -lsodium -lz
 MUSL_OBJS := $(patsubst %.c,$(BUILD)/musl/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/musl/nanopb/%.o)
 
@@ -63,7 +63,8 @@ TEST_CC := gcc
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
 	-I/usr/include/bearssl
-TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz
+TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz -ltss2-sys -ltss2-mu -ltss2-tcti-device \
+	-ltss2-tcti-swtpm
 TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/test/nanopb/%.o)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
 
@@ -115,11 +116,19 @@ $(BUILD)/musl/nanopb/%.o: $(PB_SRC)/%.c $(BUILD)/kinc/.stamp
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_CFLAGS) -c $< -o $@
 
+# Both static TCTIs define Tss2_Tcti_Info (for the dynamic loader we do not use): keep the
+# device one and make the swtpm one local, so the agent can open either.
+$(BUILD)/lib/libtss2-tcti-swtpm.a: $(DEPS)/lib/libtss2-tcti-swtpm.a
+	@mkdir -p $(dir $@)
+	objcopy --localize-symbol=Tss2_Tcti_Info $< $@
+
 $(BUILD)/libconstel.a: $(MUSL_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/constel-agent: $(patsubst %.c,$(BUILD)/musl/%.o,$(AGENT_SRCS)) $(BUILD)/libconstel.a
-	$(MUSL_CC) -static -Wl,--gc-sections -Wl,-Map=$@.map -o $@ $^ $(MUSL_LIBS)
+$(BUILD)/constel-agent: $(patsubst %.c,$(BUILD)/musl/%.o,$(AGENT_SRCS)) $(BUILD)/libconstel.a \
+		$(BUILD)/lib/libtss2-tcti-swtpm.a
+	$(MUSL_CC) -static -Wl,--gc-sections -Wl,-Map=$@.map -o $@ $(filter %.o %/libconstel.a,$^) \
+		$(MUSL_LIBS)
 
 $(BUILD)/constel-agent.stripped: $(BUILD)/constel-agent
 	strip -s -o $@ $<
@@ -162,9 +171,10 @@ run: agent
 	@qemu-tests/run-main.sh
 
 # The join-latency bench client, built exactly like the agent.
-$(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libconstel.a
+$(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libconstel.a \
+		$(BUILD)/lib/libtss2-tcti-swtpm.a
 	@mkdir -p $(dir $@)
-	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $^ $(MUSL_LIBS)
+	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 bench: agent $(BUILD)/bench/join_bench
 	@tests/bench/size.sh $(BUILD)

@@ -30,9 +30,9 @@ struct cli {
  * what was wrong; *ret is written only on success. */
 int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen);
 
-/* The host commands (commands.c): cmd is the command's name, argv its own arguments.
- * Return an exit code. */
-int cmd_join(const char *cmd, int argc, char **argv);  /* join, rejoin */
-int cmd_serve(const char *cmd, int argc, char **argv); /* serve-init, serve-recover */
+/* The host commands (commands.c), run with the parsed global options. Return an exit code. */
+int cmd_join(const struct cli *c);   /* join, rejoin */
+int cmd_serve(const struct cli *c);  /* serve-init, serve-recover */
+int cmd_attest(const struct cli *c); /* attest */
 
 #endif

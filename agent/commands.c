@@ -61,6 +61,10 @@ static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err
 	return 0;
 }
 
+static struct qemu_vtpm qemu_cfg;
+static struct atls_issuer qemu_issuer;
+static const struct tcti_spec *tcti;
+
 static int pick_issuer(const char *variant, const struct atls_issuer **ret, char *err,
 		       size_t errlen)
 {
@@ -68,11 +72,15 @@ static int pick_issuer(const char *variant, const struct atls_issuer **ret, char
 		*ret = &attest_dummy_issuer;
 		return 0;
 	}
-	if (!strcmp(variant, "qemu-vtpm"))
-		return errbuf_set(err, errlen,
-				  "attestation variant qemu-vtpm is not built yet (it comes with "
-				  "the TPM layer); use --attestation dummy against test peers");
-	return errbuf_set(err, errlen, "unknown attestation variant '%.32s'", variant);
+	if (!strcmp(variant, "qemu-vtpm")) {
+		qemu_cfg.tcti = *tcti;
+		qemu_cfg.event_log = QEMU_VTPM_EVENT_LOG;
+		qemu_vtpm_issuer(&qemu_issuer, &qemu_cfg);
+		*ret = &qemu_issuer;
+		return 0;
+	}
+	return errbuf_set(err, errlen, "unknown attestation variant '%.32s' (qemu-vtpm, dummy)",
+			  variant);
 }
 
 /* The JoinService's node-name rule (spec §13.11): after lowercasing and '_' -> '-' only
@@ -115,8 +123,11 @@ static int usage_error(const char *cmd, const char *err)
 	return EXIT_USAGE;
 }
 
-int cmd_join(const char *cmd, int argc, char **argv)
+int cmd_join(const struct cli *c)
 {
+	const char *cmd = c->command;
+	int argc = c->argc;
+	char **argv = c->argv;
 	int rejoin = !strcmp(cmd, "rejoin");
 	const char *endpoint = NULL, *name = NULL, *role = NULL, *uuid = NULL, *ip = NULL,
 		   *ssh = NULL, *out = NULL, *timeout = "30", *variant = "qemu-vtpm";
@@ -139,6 +150,7 @@ int cmd_join(const char *cmd, int argc, char **argv)
 	struct join_params p = {0};
 	char err[256];
 
+	tcti = &c->tpm;
 	if (parse_all(argc, argv, rejoin ? rejoin_opts : join_opts, "timeout", &timeout,
 		      &p.timeout_ms, &variant, &p.issuer, err, sizeof err) < 0)
 		return usage_error(cmd, err);
@@ -159,8 +171,11 @@ int cmd_join(const char *cmd, int argc, char **argv)
 	return (rejoin ? flow_rejoin(&p) : flow_join(&p)) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }
 
-int cmd_serve(const char *cmd, int argc, char **argv)
+int cmd_serve(const struct cli *c)
 {
+	const char *cmd = c->command;
+	int argc = c->argc;
+	char **argv = c->argv;
 	int init = !strcmp(cmd, "serve-init");
 	const char *listen = NULL, *hash = NULL, *uuid = NULL, *out = NULL, *kubeadm = NULL,
 		   *timeout = "600", *variant = "qemu-vtpm";
@@ -177,6 +192,7 @@ int cmd_serve(const char *cmd, int argc, char **argv)
 	struct serve_params p = {0};
 	char err[256];
 
+	tcti = &c->tpm;
 	if (parse_all(argc, argv, init ? init_opts : recover_opts, "kubeadm-timeout", &timeout,
 		      &p.kubeadm_timeout_ms, &variant, &p.issuer, err, sizeof err) < 0)
 		return usage_error(cmd, err);
@@ -188,4 +204,44 @@ int cmd_serve(const char *cmd, int argc, char **argv)
 	p.kubeadm_cmd = kubeadm;
 	return (init ? flow_serve_init(&p) : flow_serve_recover(&p)) < 0 ? EXIT_FAILURE_RUN
 									 : EXIT_OK;
+}
+
+int cmd_attest(const struct cli *c)
+{
+	const char *nonce_hex = NULL, *ud_hex = NULL, *ev = QEMU_VTPM_EVENT_LOG;
+	struct opt opts[] = {
+	    {"nonce", &nonce_hex, 1},
+	    {"user-data", &ud_hex, 1},
+	    {"event-log", &ev, 0},
+	    {NULL, NULL, 0},
+	};
+	uint8_t nonce[64], ud[ATLS_USER_DATA_LEN], *doc;
+	size_t nonce_len, ud_len, len;
+	struct qemu_vtpm cfg = {.tcti = c->tpm, .event_log = ev};
+	struct atls_issuer is;
+	char err[256];
+	int r;
+
+	if (parse_opts(c->argc, c->argv, opts, 0, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	if (hex_decode(nonce_hex, strlen(nonce_hex), nonce, sizeof nonce, &nonce_len) < 0 ||
+	    nonce_len == 0)
+		return usage_error(c->command, "option --nonce: 1 to 64 bytes in hex");
+	if (hex_decode(ud_hex, strlen(ud_hex), ud, sizeof ud, &ud_len) < 0 || ud_len != sizeof ud)
+		return usage_error(c->command, "option --user-data: 32 bytes in hex");
+	cfg.event_log = ev;
+	qemu_vtpm_issuer(&is, &cfg);
+	doc = malloc(ATLS_DOC_MAX);
+	if (!doc)
+		return EXIT_FAILURE_RUN;
+	r = is.issue(is.ctx, ud, nonce, nonce_len, doc, ATLS_DOC_MAX, &len, err, sizeof err);
+	if (r < 0) {
+		log_error("attest: %s", err);
+		free(doc);
+		return EXIT_FAILURE_RUN;
+	}
+	fwrite(doc, 1, len, stdout);
+	putchar('\n');
+	free(doc);
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_RUN;
 }

@@ -21,6 +21,7 @@ static const char usage[] =
     "  rejoin           one IssueRejoinTicket; the keys are written to a folder\n"
     "  serve-init       serve the init API until one Init succeeded\n"
     "  serve-recover    serve one Recover call\n"
+    "  attest           print a qemu-vtpm attestation document (a debugging aid)\n"
     "\n"
     "  join --endpoint HOST:PORT --name N --role worker|control-plane --disk-uuid U\n"
     "       [--ip IP] --ssh-host-key FILE --out DIR [--timeout S] [--attestation V]\n"
@@ -28,11 +29,12 @@ static const char usage[] =
     "  serve-init --listen ADDR --init-secret-hash FILE --disk-uuid U --out DIR\n"
     "       --kubeadm CMD [--kubeadm-timeout S] [--attestation V]\n"
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
+    "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
     "\n"
     "  FILE for --ssh-host-key is an OpenSSH ed25519 key (created when missing). Files in DIR\n"
     "  are created with mode 0600 and never overwritten. --timeout defaults to 30 s,\n"
-    "  --kubeadm-timeout to 600 s. V is the attestation variant: qemu-vtpm (the default,\n"
-    "  not built yet) or dummy (tests only).\n"
+    "  --kubeadm-timeout to 600 s. V is the attestation variant: qemu-vtpm (the default;\n"
+    "  the TPM is --tpm) or dummy (tests only).\n"
     "\n"
     "Options:\n"
     "  -v N             log level: -1 debug, 0 info (default), 1 warn, 2 error\n"
@@ -68,9 +70,11 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(cli.command, "join") || !strcmp(cli.command, "rejoin"))
-		return cmd_join(cli.command, cli.argc, cli.argv);
+		return cmd_join(&cli);
 	if (!strcmp(cli.command, "serve-init") || !strcmp(cli.command, "serve-recover"))
-		return cmd_serve(cli.command, cli.argc, cli.argv);
+		return cmd_serve(&cli);
+	if (!strcmp(cli.command, "attest"))
+		return cmd_attest(&cli);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

@@ -1,9 +1,13 @@
-/* The TPM layer. For now: where the TPM is. A TCTI string names the transport the way
- * tpm2-tools and tpm2-tss do: "device:/dev/tpmrm0" in the VM, "swtpm:host=H,port=P" on the
- * host. Quotes, PCRs and the attestation key come with the TPM issue. */
+/* The TPM layer, on tpm2-tss's SYS API with password authorisation (no sessions, so no
+ * crypto inside the TSS). A TCTI string names the transport the way tpm2-tools and tpm2-tss
+ * do: "device:/dev/tpmrm0" in the VM, "swtpm:host=H,port=P" on the host. It offers what the
+ * attestation of spec §2 needs: the allocated PCR banks, PCR_Read, PCR_Event (the PCR 15
+ * marking of §5.3), the attestation key of §2.4 and Quote. Every command's duration is
+ * logged at debug level. */
 #ifndef CONSTEL_TPM_H
 #define CONSTEL_TPM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TCTI_DEFAULT  "device:/dev/tpmrm0"
@@ -26,5 +30,58 @@ struct tcti_spec {
  * means host=127.0.0.1,port=2321, as tpm2-tss defaults. On -EINVAL, err (if not NULL)
  * holds one line saying what is wrong; *ret is written only on success. */
 int tcti_spec_parse(const char *s, struct tcti_spec *ret, char *err, size_t errlen);
+
+/* ---- the TPM (tpm.c) ---- */
+#define TPM_PCRS	  24
+#define TPM_DIGEST_MAX	  64
+#define TPM_BANKS_MAX	  4
+#define TPM_AK_HANDLE	  0x81008F01u /* go-tpm-tools' DefaultAKRSAHandle */
+#define TPM_ALG_SHA1	  0x0004
+#define TPM_ALG_SHA256	  0x000B
+#define TPM_ALG_SHA384	  0x000C
+#define TPM_ALG_SHA512	  0x000D
+#define TPM_PUBLIC_MAX	  1024 /* a marshalled TPMT_PUBLIC */
+#define TPM_ATTEST_MAX	  1024 /* a TPMS_ATTEST */
+#define TPM_SIGNATURE_MAX 1024 /* a marshalled TPMT_SIGNATURE */
+
+struct tpm;
+
+struct tpm_bank {
+	uint16_t alg;  /* TPM_ALG_SHA256, ... */
+	uint32_t pcrs; /* bit i: PCR i is allocated */
+	size_t digest_len;
+};
+
+struct tpm_quote {
+	uint16_t alg;
+	uint32_t pcrs;
+	uint8_t values[TPM_PCRS][TPM_DIGEST_MAX]; /* read after the quote, checked against it */
+	size_t digest_len;
+	uint8_t attest[TPM_ATTEST_MAX]; /* TPMS_ATTEST, as the TPM returned it */
+	size_t attest_len;
+	uint8_t sig[TPM_SIGNATURE_MAX]; /* TPMT_SIGNATURE, marshalled */
+	size_t sig_len;
+};
+
+/* Opens the TPM behind spec. -errno and one line in err on failure. */
+int tpm_open(const struct tcti_spec *spec, struct tpm **ret, char *err, size_t errlen);
+void tpm_close(struct tpm *t);
+/* The allocated, non-empty PCR banks (GetCapability TPM_CAP_PCRS). */
+int tpm_banks(struct tpm *t, struct tpm_bank *banks, size_t cap, size_t *n);
+/* Reads every PCR of mask in bank alg (at most 8 per command). */
+int tpm_pcr_read(struct tpm *t, uint16_t alg, uint32_t mask,
+		 uint8_t values[TPM_PCRS][TPM_DIGEST_MAX], size_t *digest_len);
+/* TPM2_PCR_Event: extends pcr in every bank with the digest of data (at most 1024 bytes). */
+int tpm_pcr_event(struct tpm *t, uint32_t pcr, const void *data, size_t len);
+/* The RSA attestation key of spec §2.4 at TPM_AK_HANDLE: reused when its public area
+ * matches the template, else created (and a mismatching key evicted). *pub gets the
+ * marshalled TPMT_PUBLIC. */
+int tpm_ak(struct tpm *t, uint8_t *pub, size_t cap, size_t *pub_len);
+/* Quotes bank alg over mask with qualifying data, then reads the PCRs and checks them
+ * against the quote's digest (a PCR that changed in between fails with -EAGAIN). */
+int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, size_t qlen,
+	      struct tpm_quote *q);
+/* Digest length of a TPM hash algorithm, or 0. */
+size_t tpm_alg_digest_len(uint16_t alg);
 
 #endif

@@ -98,9 +98,11 @@ usage_error agent_serve_init_bad_timeout_exits_2 \
 	--kubeadm-timeout soon
 usage_error agent_rejoin_unknown_option_exits_2 \
 	"constel-agent rejoin: unknown option '--name'" rejoin --name n
-usage_error agent_qemu_vtpm_not_built_yet_exits_2 \
-	"constel-agent serve-recover: attestation variant qemu-vtpm is not built yet (it comes with the TPM layer); use --attestation dummy against test peers" \
-	serve-recover --listen 127.0.0.1:0 --disk-uuid u --out o
+usage_error agent_unknown_attestation_variant_exits_2 \
+	"constel-agent serve-recover: unknown attestation variant 'sev' (qemu-vtpm, dummy)" \
+	serve-recover --listen 127.0.0.1:0 --disk-uuid u --out o --attestation sev
+usage_error agent_attest_needs_32_bytes_of_user_data \
+	"constel-agent attest: option --user-data: 32 bytes in hex" attest --nonce 00 --user-data 0011
 
 t=agent_serve_init_refuses_a_malformed_hash_file
 printf 'not a hash\n' >"${TMPDIR:-/tmp}/constel-badhash.$$"

@@ -26,6 +26,11 @@
 //	    the CLI's recover step with the all-zero master secret; "OK" or "ERR <code> <message>".
 //	atlspeer bcrypt --secret HEX
 //	    prints golang.org/x/crypto/bcrypt's hash of the raw secret (cost 10).
+//	atlspeer verify-qemu --nonce HEX --doc FILE
+//	    checks a qemu-vtpm document (spec §2.6) with Go's crypto: byte-identical to Go's
+//	    encoding/json of the same values, the RSA AK, each quote's signature, magic, type,
+//	    nonce, selection and PCR digest (SHA-512/384/256, first that passes); prints
+//	    "OK user_data=<hex> pcr15=<hex>" or "ERR <why>".
 //	atlspeer join-bench --addr HOST:PORT --count N
 //	    N sequential fresh connections, each one IssueJoinTicket; prints
 //	    "BENCH median_us=... maxrss_kb=...".
@@ -34,15 +39,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -72,6 +80,7 @@ import (
 )
 
 var dummyOID = asn1.ObjectIdentifier{1, 3, 9900, 1, 1}
+var qemuOID = asn1.ObjectIdentifier{1, 3, 9900, 5, 1}
 
 type dummyDoc struct {
 	UserData []byte
@@ -145,6 +154,23 @@ func verify(rawCerts [][]byte, ownNonce []byte, validate bool) error {
 	var oids []string
 	for _, ext := range cert.Extensions {
 		oids = append(oids, ext.Id.String())
+		if ext.Id.Equal(qemuOID) {
+			userData, pcr15, err := verifyQemuDoc(ext.Value, ownNonce)
+			if err != nil {
+				return fmt.Errorf("qemu-vtpm document: %w", err)
+			}
+			if !bytes.Equal(pcr15, make([]byte, 32)) {
+				return errors.New("qemu-vtpm: PCR 15 is not zero")
+			}
+			spki, err := x509.MarshalPKIXPublicKey(cert.PublicKey)
+			if err != nil {
+				return err
+			}
+			if h := sha256.Sum256(spki); !bytes.Equal(h[:], userData) {
+				return errors.New("certificate hash does not match user data")
+			}
+			return nil
+		}
 		if !ext.Id.Equal(dummyOID) {
 			continue
 		}
@@ -581,6 +607,220 @@ func runJoinBench(o *options, addr string, count int) error {
 	return nil
 }
 
+// The JSON of vtpm.AttestationDocument as Go's encoding/json writes it (spec §2.2-2.3): the
+// generated proto structs' json tags, in declaration order.
+type goPCRs struct {
+	Hash int32             `json:"hash,omitempty"`
+	Pcrs map[uint32][]byte `json:"pcrs,omitempty"`
+}
+type goQuote struct {
+	Quote  []byte  `json:"quote,omitempty"`
+	RawSig []byte  `json:"raw_sig,omitempty"`
+	Pcrs   *goPCRs `json:"pcrs,omitempty"`
+}
+type goAttestation struct {
+	AkPub             []byte     `json:"ak_pub,omitempty"`
+	Quotes            []*goQuote `json:"quotes,omitempty"`
+	EventLog          []byte     `json:"event_log,omitempty"`
+	InstanceInfo      *struct{}  `json:"instance_info,omitempty"`
+	CanonicalEventLog []byte     `json:"canonical_event_log,omitempty"`
+	AkCert            []byte     `json:"ak_cert,omitempty"`
+	IntermediateCerts [][]byte   `json:"intermediate_certs,omitempty"`
+	TeeAttestation    interface{}
+}
+type goDoc struct {
+	Attestation  *goAttestation
+	InstanceInfo []byte
+	UserData     []byte
+}
+
+type rd struct {
+	b   []byte
+	err error
+}
+
+func (r *rd) n(k int) []byte {
+	if r.err != nil || len(r.b) < k {
+		r.err = errors.New("truncated TPM structure")
+		return make([]byte, k)
+	}
+	v := r.b[:k]
+	r.b = r.b[k:]
+	return v
+}
+func (r *rd) u8() uint8     { return r.n(1)[0] }
+func (r *rd) u16() uint16   { return binary.BigEndian.Uint16(r.n(2)) }
+func (r *rd) u32() uint32   { return binary.BigEndian.Uint32(r.n(4)) }
+func (r *rd) tpm2b() []byte { return r.n(int(r.u16())) }
+
+// rsaAK decodes a TPMT_PUBLIC of type RSA.
+func rsaAK(b []byte) (*rsa.PublicKey, error) {
+	r := &rd{b: b}
+	if r.u16() != 0x0001 {
+		return nil, errors.New("AK is not RSA")
+	}
+	r.u16()   // nameAlg
+	r.u32()   // attributes
+	r.tpm2b() // authPolicy
+	if sym := r.u16(); sym != 0x0010 {
+		return nil, errors.New("AK has a symmetric algorithm")
+	}
+	if scheme := r.u16(); scheme != 0x0010 {
+		r.u16()
+	}
+	r.u16() // keyBits
+	e := r.u32()
+	n := r.tpm2b()
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errors.New("AK public area malformed")
+	}
+	if e == 0 {
+		e = 65537
+	}
+	return &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(e)}, nil
+}
+
+var tpmHashes = map[uint16]crypto.Hash{0x0004: crypto.SHA1, 0x000B: crypto.SHA256, 0x000C: crypto.SHA384, 0x000D: crypto.SHA512}
+
+func verifyQuote(ak *rsa.PublicKey, q *goQuote, tpmNonce []byte) error {
+	s := &rd{b: q.RawSig}
+	if s.u16() != 0x0014 {
+		return errors.New("signature is not RSASSA")
+	}
+	h, ok := tpmHashes[s.u16()]
+	if !ok || h == crypto.SHA1 {
+		return errors.New("signature hash not SHA-256/384/512")
+	}
+	sig := s.tpm2b()
+	if s.err != nil {
+		return s.err
+	}
+	hh := h.New()
+	hh.Write(q.Quote)
+	if err := rsa.VerifyPKCS1v15(ak, h, hh.Sum(nil), sig); err != nil {
+		return fmt.Errorf("quote signature: %w", err)
+	}
+	a := &rd{b: q.Quote}
+	if a.u32() != 0xff544347 || a.u16() != 0x8018 {
+		return errors.New("not a TPM quote")
+	}
+	a.tpm2b() // qualifiedSigner
+	if extra := a.tpm2b(); !bytes.Equal(extra, tpmNonce) {
+		return errors.New("quote nonce mismatch")
+	}
+	a.n(17) // clockInfo
+	a.n(8)  // firmwareVersion
+	if a.u32() != 1 {
+		return errors.New("quote selects more than one bank")
+	}
+	if alg := a.u16(); q.Pcrs == nil || int32(alg) != q.Pcrs.Hash {
+		return errors.New("quote bank differs from pcrs.hash")
+	}
+	sel := a.n(int(a.u8()))
+	digest := a.tpm2b()
+	if a.err != nil {
+		return a.err
+	}
+	var idx []int
+	for i, b := range sel {
+		for bit := 0; bit < 8; bit++ {
+			if b&(1<<bit) != 0 {
+				idx = append(idx, i*8+bit)
+			}
+		}
+	}
+	if len(idx) != len(q.Pcrs.Pcrs) {
+		return errors.New("PCR selection does not match the pcrs map")
+	}
+	d := h.New()
+	for _, i := range idx {
+		v, ok := q.Pcrs.Pcrs[uint32(i)]
+		if !ok {
+			return fmt.Errorf("PCR %d selected but not in the map", i)
+		}
+		d.Write(v)
+	}
+	if !bytes.Equal(d.Sum(nil), digest) {
+		return errors.New("PCR digest mismatch")
+	}
+	return nil
+}
+
+func runVerifyQemu(nonceHex, docPath string) error {
+	nonce, err := hex.DecodeString(nonceHex)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(docPath)
+	if err != nil {
+		return err
+	}
+	userData, pcr15, err := verifyQemuDoc(bytes.TrimRight(raw, "\n"), nonce)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("OK user_data=%x pcr15=%x\n", userData, pcr15)
+	return nil
+}
+
+// verifyQemuDoc is spec §2.6 without the event-log replay and measurements: the document
+// must be Go's own encoding, one quote of SHA-512/384/256 must verify, and the SHA-256
+// quote gives PCR 15.
+func verifyQemuDoc(raw, nonce []byte) ([]byte, []byte, error) {
+	var doc goDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, nil, fmt.Errorf("document: %w", err)
+	}
+	again, err := json.Marshal(&doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !bytes.Equal(again, raw) {
+		return nil, nil, fmt.Errorf("not byte-identical to Go's encoding: go %d bytes, ours %d", len(again), len(raw))
+	}
+	if doc.Attestation == nil {
+		return nil, nil, errors.New("no Attestation")
+	}
+	ak, err := rsaAK(doc.Attestation.AkPub)
+	if err != nil {
+		return nil, nil, err
+	}
+	extra := sha256.Sum256(append(append([]byte{}, doc.UserData...), nonce...))
+	tpmNonce := sha256.Sum256(append(append([]byte{}, doc.InstanceInfo...), extra[:]...))
+	var errs []string
+	verified := false
+	var pcr15 []byte
+	for _, alg := range []int32{0x000D, 0x000C, 0x000B, 0x0004} {
+		for _, q := range doc.Attestation.Quotes {
+			if q == nil || q.Pcrs == nil {
+				return nil, nil, errors.New("a quote without pcrs")
+			}
+			if q.Pcrs.Hash == 0x000B {
+				pcr15 = q.Pcrs.Pcrs[15]
+			}
+			if q.Pcrs.Hash != alg || verified {
+				continue
+			}
+			if alg == 0x0004 {
+				errs = append(errs, "SHA-1 quote refused")
+				continue
+			}
+			if err := verifyQuote(ak, q, tpmNonce[:]); err != nil {
+				errs = append(errs, fmt.Sprintf("bank %d: %v", alg, err))
+				continue
+			}
+			verified = true
+		}
+	}
+	if !verified {
+		return nil, nil, fmt.Errorf("no quote verified: %s", strings.Join(errs, "; "))
+	}
+	if pcr15 == nil {
+		return nil, nil, errors.New("no SHA-256 quote")
+	}
+	return doc.UserData, pcr15, nil
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
@@ -601,6 +841,8 @@ func main() {
 	delay := fs.Duration("delay", 0, "join-server: answer this late")
 	count := fs.Int("count", 1, "join-server: calls to serve; join-bench: calls to make")
 	secret := fs.String("secret", "", "init-client, bcrypt: the init secret in hex")
+	nonceHex := fs.String("nonce", "", "verify-qemu: our nonce in hex")
+	docPath := fs.String("doc", "", "verify-qemu: the document file")
 	fs.Parse(os.Args[2:])
 
 	var err error
@@ -635,6 +877,8 @@ func main() {
 		err = runInitClient(o, *addr, *secret)
 	case "recover-client":
 		err = runRecoverClient(o, *addr)
+	case "verify-qemu":
+		err = runVerifyQemu(*nonceHex, *docPath)
 	case "join-bench":
 		err = runJoinBench(o, *addr, *count)
 	case "bcrypt":

@@ -1,0 +1,93 @@
+# The qemu-vtpm documents of the shipped agent (from swtpm) checked by the Go peer's own
+# validator (Go's crypto and encoding/json, spec §2.6): byte-identical to Go's encoding,
+# signatures, nonce, PCR digests; refusals when we break them on purpose; and a join over
+# aTLS attested with qemu-vtpm against the Go join service.
+. tests/lib.sh
+agent=$PWD/$BUILD/constel-agent
+peer=$(tests/interop/build-atlspeer.sh) || { fail interop_qemu_vtpm "atlspeer did not build"; exit 0; }
+work=$(mktemp -d /tmp/constel-vtpm-XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+
+# swtpm on two free loopback ports, state in $work/state
+for _ in $(seq 20); do
+	port=$((20000 + RANDOM % 20000))
+	python3 -c "import socket,sys
+for p in ($port, $port + 1):
+    s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()" 2>/dev/null && break
+done
+mkdir -p "$work/state"
+swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
+	--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
+	--flags not-need-init,startup-clear --log file="$work/swtpm.log" &
+for _ in $(seq 50); do
+	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+	sleep 0.1
+done
+tpm="swtpm:host=127.0.0.1,port=$port"
+nonce=$(printf '5a%.0s' $(seq 32))
+ud=$(printf 'c3%.0s' $(seq 32))
+
+t=interop_go_accepts_our_qemu_vtpm_document
+if "$agent" --tpm "$tpm" attest --nonce "$nonce" --user-data "$ud" >"$work/doc.json" 2>"$work/attest.log" &&
+	out=$("$peer" verify-qemu --nonce "$nonce" --doc "$work/doc.json") &&
+	[ "$out" = "OK user_data=$ud pcr15=$(printf '00%.0s' $(seq 32))" ]; then
+	pass $t
+else
+	fail $t "$(tail -1 "$work/attest.log") / $out"
+fi
+
+# refuse: rc must be 1 and the reason must be the one we caused
+refuses() { # NAME WANT DOCFILE [NONCE]
+	local out
+	out=$("$peer" verify-qemu --nonce "${4:-$nonce}" --doc "$3")
+	if [ $? = 1 ] && grep -q -- "$2" <<<"$out"; then pass "$1"; else fail "$1" "$out"; fi
+}
+refuses interop_go_refuses_our_document_for_another_nonce "quote nonce mismatch" "$work/doc.json" \
+	"$(printf '5b%.0s' $(seq 32))"
+
+# a PCR value changed in every bank's map: the digests no longer match
+python3 - "$work/doc.json" "$work/pcr.json" <<'PY'
+import base64, json, sys
+d = json.load(open(sys.argv[1]))
+for q in d["Attestation"]["quotes"]:
+    v = bytearray(base64.b64decode(q["pcrs"]["pcrs"]["4"])); v[0] ^= 1
+    q["pcrs"]["pcrs"]["4"] = base64.b64encode(bytes(v)).decode()
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
+PY
+refuses interop_go_refuses_a_changed_pcr "PCR digest mismatch" "$work/pcr.json"
+
+python3 - "$work/doc.json" "$work/sig.json" <<'PY'
+import base64, json, sys
+d = json.load(open(sys.argv[1]))
+for q in d["Attestation"]["quotes"]:
+    v = bytearray(base64.b64decode(q["raw_sig"])); v[-1] ^= 1
+    q["raw_sig"] = base64.b64encode(bytes(v)).decode()
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
+PY
+refuses interop_go_refuses_a_broken_signature "quote signature" "$work/sig.json"
+
+# the same values with the keys in another order are not Go's encoding
+python3 - "$work/doc.json" "$work/order.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":"), sort_keys=True))
+PY
+refuses interop_go_refuses_a_document_not_in_go_encoding "not byte-identical" "$work/order.json"
+
+t=interop_agent_joins_go_join_service_attested_with_qemu_vtpm
+start_peer() {
+	"$peer" join-server >"$work/join.out" 2>&1 &
+	for _ in $(seq 50); do
+		jport=$(awk '/^LISTEN/{print $2}' "$work/join.out")
+		[ -n "$jport" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+if start_peer && "$agent" --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name worker-1 --role worker \
+	--disk-uuid 0b3e9c3a-8e6f-4c1e-9d2b-5a7f00000001 --ssh-host-key "$work/ssh_key" --out "$work/ticket" \
+	2>"$work/join.log" && [ -s "$work/ticket/state_disk_key" ]; then
+	pass $t
+else
+	fail $t "$(tail -1 "$work/join.log") / $(tail -1 "$work/join.out")"
+fi
