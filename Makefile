@@ -11,8 +11,8 @@ VERSION := $(shell cat VERSION)
 
 ifndef DEPS
 
-.PHONY: all test run bench fuzz agent prepare clean
-all test run bench fuzz agent: prepare
+.PHONY: all test run bench fuzz agent tools prepare clean
+all test run bench fuzz agent tools: prepare
 	@$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $@
 
 prepare:
@@ -64,7 +64,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
 	-I/usr/include/bearssl
 TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz -ltss2-sys -ltss2-mu -ltss2-tcti-device \
-	-ltss2-tcti-swtpm
+	-ltss2-tcti-swtpm -ljson-c
 TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/test/nanopb/%.o)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
 
@@ -76,11 +76,13 @@ FUZZ_CFLAGS := $(STD) -Wall -Wextra -Werror -g -O1 -fsanitize=address,undefined 
 FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/fuzz/nanopb/%.o)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/bin/%,$(FUZZ_SRCS))
 
-.PHONY: all agent test run bench fuzz test-build fuzz-build
+.PHONY: all agent tools test run bench fuzz test-build fuzz-build
 # Keep every intermediate (objects of the nanopb runtime, generated sources) for fast rebuilds.
 .SECONDARY:
-all: agent
+all: agent tools
 agent: $(BUILD)/constel-agent $(BUILD)/constel-agent.stripped
+TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(wildcard tools/*.c))
+tools: $(TOOLS)
 
 $(BUILD)/kinc/.stamp:
 	@mkdir -p $(BUILD)/kinc
@@ -163,12 +165,17 @@ $(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJS)
 test-build: $(TEST_BINS)
 fuzz-build: $(FUZZ_BINS)
 
-test: agent test-build fuzz-build
+test: agent tools test-build fuzz-build
 	@tests/run.sh
 
 # Until the QEMU boot exists (issue 8) there is nothing to run; say so rather than pretend.
 run: agent
 	@qemu-tests/run-main.sh
+
+# Host tools: static musl programs on the agent's library, like the agent.
+$(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(BUILD)/lib/libtss2-tcti-swtpm.a
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 # The join-latency bench client, built exactly like the agent.
 $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libconstel.a \

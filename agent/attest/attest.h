@@ -39,4 +39,29 @@ int qemu_vtpm_document(const uint8_t *ak_pub, size_t ak_len, const struct tpm_qu
 		       const uint8_t user_data[ATLS_USER_DATA_LEN], uint8_t *doc, size_t cap,
 		       size_t *ret_len);
 
+/* ---- the qemu-vtpm validator (qemu_vtpm_verify.c), spec §2.6-2.7 ---- */
+struct measurement {
+	int pcr;
+	uint8_t expected[48];
+	size_t len;
+	int warn_only;
+};
+
+struct measurements {
+	struct measurement m[TPM_PCRS];
+	size_t n;
+};
+
+/* {"<pcr>": {"expected": "<hex>", "warnOnly": bool} | "<hex>"}, optionally wrapped in
+ * {"measurements": ...} as in the join-config attestationConfig. */
+int measurements_parse(const char *buf, size_t len, struct measurements *ret, char *err,
+		       size_t errlen);
+/* Checks doc against our nonce and the measurements (NULL: none) and returns its user data.
+ * -EINVAL with one line in err naming what failed. */
+int qemu_vtpm_validate(const uint8_t *doc, size_t len, const uint8_t *nonce, size_t nonce_len,
+		       const struct measurements *m, uint8_t *user_data, size_t cap,
+		       size_t *user_data_len, char *err, size_t errlen);
+/* An aTLS validator for qemu-vtpm with these measurements (m must outlive it). */
+void qemu_vtpm_validator(struct atls_validator *v, const struct measurements *m);
+
 #endif

@@ -18,7 +18,7 @@ done
 mkdir -p "$work/state"
 swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
 	--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
-	--flags not-need-init,startup-clear --log file="$work/swtpm.log" &
+	--flags not-need-init,startup-clear --log file="$work/swtpm.log" </dev/null >/dev/null 2>&1 &
 for _ in $(seq 50); do
 	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
 	sleep 0.1

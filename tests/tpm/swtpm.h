@@ -4,11 +4,13 @@
 #define CONSTEL_TEST_SWTPM_H
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +64,13 @@ static inline int swtpm_start(struct swtpm *s)
 	if (s->pid < 0)
 		return -1;
 	if (s->pid == 0) {
+		/* Never outlive the test, and never hold its output pipe (the runner reads it). */
+		int devnull = open("/dev/null", O_RDWR);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
 		execlp("swtpm", "swtpm", "socket", "--tpm2", "--server", server, "--ctrl", ctrl,
 		       "--tpmstate", state, "--flags", "not-need-init,startup-clear", "--log", log,
 		       (char *)NULL);

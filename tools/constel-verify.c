@@ -1,0 +1,137 @@
+/* constel-verify: checks a qemu-vtpm attestation document the way the Go validator does
+ * (spec §2.6–2.7) against our nonce and expected measurements.
+ *   constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC
+ * Prints "OK user_data=<hex>"; exit 0 valid, 1 refused (one line says why), 2 usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attest/attest.h"
+#include "base/base.h"
+
+static const char usage[] =
+    "usage: constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC\n"
+    "\n"
+    "Checks the qemu-vtpm attestation document in DOC (as `constel-agent attest` prints it)\n"
+    "against the nonce it was made for: the quotes' signatures, nonce and PCR digests, the\n"
+    "event log, and, with --measurements, the expected PCR values (JSON as in the\n"
+    "Constellation config: {\"4\": {\"expected\": \"<hex>\", \"warnOnly\": false}, ...}).\n"
+    "--user-data also requires the document to vouch for exactly these bytes.\n"
+    "Exit codes: 0 valid, 1 refused (the last line says why), 2 wrong command line.\n";
+
+static int read_all(const char *path, char **ret, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap + 1);
+
+	if (fd < 0 || !b) {
+		int r = fd < 0 ? -errno : -ENOMEM;
+
+		free(b);
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb = cap < (64u << 20) ? realloc(b, 2 * cap + 1) : NULL;
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -EFBIG;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			r = -errno;
+			free(b);
+			close(fd);
+			return (int)r;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))
+		n--;
+	b[n] = '\0';
+	*ret = b;
+	*len = n;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *nonce_hex = NULL, *mpath = NULL, *ud_hex = NULL, *docpath = NULL;
+	struct measurements m;
+	uint8_t nonce[64], want_ud[64], ud[64];
+	size_t nonce_len, want_len = 0, ud_len, len;
+	char err[512], hex[130], *doc, *mtext;
+	int r;
+
+	log_set_program("constel-verify");
+	for (int i = 1; i < argc; i++) {
+		const char **dst = NULL;
+
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return fputs(usage, stdout), 0;
+		if (!strcmp(argv[i], "--nonce"))
+			dst = &nonce_hex;
+		else if (!strcmp(argv[i], "--measurements"))
+			dst = &mpath;
+		else if (!strcmp(argv[i], "--user-data"))
+			dst = &ud_hex;
+		else if (argv[i][0] == '-')
+			return fprintf(stderr, "constel-verify: unknown option '%.64s'\n", argv[i]),
+			       2;
+		else if (!docpath) {
+			docpath = argv[i];
+			continue;
+		} else
+			return fprintf(stderr, "constel-verify: more than one DOC\n"), 2;
+		if (i + 1 == argc)
+			return fprintf(stderr, "constel-verify: %s needs a value\n", argv[i]), 2;
+		*dst = argv[++i];
+	}
+	if (!nonce_hex || !docpath)
+		return fprintf(stderr,
+			       "constel-verify: --nonce and DOC are required (see --help)\n"),
+		       2;
+	if (hex_decode(nonce_hex, strlen(nonce_hex), nonce, sizeof nonce, &nonce_len) < 0 ||
+	    !nonce_len)
+		return fprintf(stderr, "constel-verify: --nonce: 1 to 64 bytes in hex\n"), 2;
+	if (ud_hex && hex_decode(ud_hex, strlen(ud_hex), want_ud, sizeof want_ud, &want_len) < 0)
+		return fprintf(stderr, "constel-verify: --user-data: hex, at most 64 bytes\n"), 2;
+	if (mpath) {
+		if ((r = read_all(mpath, &mtext, &len)) < 0)
+			return fprintf(stderr, "constel-verify: %s: %s\n", mpath, strerror(-r)), 1;
+		r = measurements_parse(mtext, len, &m, err, sizeof err);
+		free(mtext);
+		if (r < 0)
+			return fprintf(stderr, "constel-verify: %s: %s\n", mpath, err), 1;
+	}
+	if ((r = read_all(docpath, &doc, &len)) < 0)
+		return fprintf(stderr, "constel-verify: %s: %s\n", docpath, strerror(-r)), 1;
+	r = qemu_vtpm_validate((uint8_t *)doc, len, nonce, nonce_len, mpath ? &m : NULL, ud,
+			       sizeof ud, &ud_len, err, sizeof err);
+	free(doc);
+	if (r < 0)
+		return fprintf(stderr, "constel-verify: %s\n", err), 1;
+	if (ud_hex && (ud_len != want_len || memcmp(ud, want_ud, ud_len)))
+		return fprintf(stderr,
+			       "constel-verify: the document vouches for other user data\n"),
+		       1;
+	hex_encode(ud, ud_len, hex, sizeof hex);
+	printf("OK user_data=%s\n", hex);
+	return 0;
+}
