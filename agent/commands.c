@@ -161,6 +161,11 @@ int cmd_join(const struct cli *c)
 				   "option --name: the JoinService takes only lowercase letters, "
 				   "digits, '-' and '_' (at most 63)");
 	warn_variant(p.issuer);
+	p.tpm = p.issuer == &qemu_issuer ? &c->tpm : NULL;
+	if (p.tpm && lock_check_unmarked(p.tpm, err, sizeof err) < 0) {
+		log_error("%s", err);
+		return EXIT_FAILURE_RUN;
+	}
 	p.endpoint = endpoint;
 	p.name = name;
 	p.disk_uuid = uuid;
@@ -197,6 +202,11 @@ int cmd_serve(const struct cli *c)
 		      &p.kubeadm_timeout_ms, &variant, &p.issuer, err, sizeof err) < 0)
 		return usage_error(cmd, err);
 	warn_variant(p.issuer);
+	p.tpm = p.issuer == &qemu_issuer ? &c->tpm : NULL;
+	if (p.tpm && lock_check_unmarked(p.tpm, err, sizeof err) < 0) {
+		log_error("%s", err);
+		return EXIT_FAILURE_RUN;
+	}
 	p.listen = listen;
 	p.init_secret_hash_path = hash;
 	p.disk_uuid = uuid;

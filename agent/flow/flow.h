@@ -31,6 +31,20 @@ int cluster_id_derive(const uint8_t measurement_secret[32], const uint8_t *salt,
 		      uint8_t out[32]);
 void kms_free(struct kms *k);
 
+/* ---- the node lock (lock.c), spec §5.3 ---- */
+struct tcti_spec;
+
+struct node_lock {
+	int locked;
+	const struct tcti_spec *tcti; /* the TPM to mark, NULL when there is none (dummy) */
+};
+
+/* At start: PCR 15 of the SHA-256 bank must be zero, or the node must not attest. */
+int lock_check_unmarked(const struct tcti_spec *tcti, char *err, size_t errlen);
+/* TryLockOnce: 1 when this call took the lock (PCR 15 extended with the cluster ID), 0 when
+ * it was already taken, or -errno (after taking it: the caller resets and reboots). */
+int lock_try_once(struct node_lock *l, const uint8_t cluster_id[32]);
+
 /* ---- one gRPC call over aTLS (call.c) ---- */
 /* Dials endpoint, attests with issuer, makes the unary call within timeout_ms. A failure
  * to connect or handshake comes back as UNAVAILABLE with the reason in result->message. */
@@ -70,6 +84,7 @@ struct join_params {
 	int control_plane;
 	int timeout_ms;
 	const struct atls_issuer *issuer;
+	const struct tcti_spec *tpm; /* marked after the join (node lock); NULL: none */
 };
 
 int flow_join(const struct join_params *p);
@@ -79,6 +94,7 @@ struct serve_params {
 	const char *listen, *init_secret_hash_path, *disk_uuid, *out_dir, *kubeadm_cmd;
 	const char *ssh_key_path;
 	const struct atls_issuer *issuer;
+	const struct tcti_spec *tpm; /* marked when Init locks the node; NULL: none */
 	int kubeadm_timeout_ms;
 };
 

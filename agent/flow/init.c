@@ -31,7 +31,7 @@ struct init_server {
 	const struct serve_params *p;
 	char hash[BCRYPT_HASH_LEN + 2];
 	size_t hash_len;
-	int locked;
+	struct node_lock lock;
 	/* the running kubeadm stand-in */
 	pid_t child;
 	int pipe_fd;
@@ -258,7 +258,7 @@ static void handle_init(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf,
 		grpc_stream_finish(s, GRPC_INTERNAL, "out of memory");
 		return;
 	}
-	if (st->locked) {
+	if (st->lock.locked) {
 		log_warn("init: refusing a second Init: node is already being activated");
 		grpc_stream_finish(s, GRPC_FAILED_PRECONDITION, "node is already being activated");
 		goto out;
@@ -303,9 +303,12 @@ static void handle_init(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf,
 		goto out;
 	}
 	/* TryLockOnce: from here on a failure is final (the boot flow resets and reboots). */
-	st->locked = 1;
-	log_info("init: node locked for cluster initialisation");
-	if (sodium_init() < 0 || crypto_sign_seed_keypair(ca.pk, ca.sk, seed) != 0 ||
+	r = lock_try_once(&st->lock, st->cluster_id);
+	if (r == 0) {
+		grpc_stream_finish(s, GRPC_FAILED_PRECONDITION, "node is already being activated");
+		goto out;
+	}
+	if (r < 0 || sodium_init() < 0 || crypto_sign_seed_keypair(ca.pk, ca.sk, seed) != 0 ||
 	    ssh_authorized_key(ca.pk, line, sizeof line) < 0 ||
 	    flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) < 0 ||
 	    flow_write(st->p->out_dir, "measurement_salt", req->measurement_salt.bytes, 32) < 0 ||
@@ -366,6 +369,7 @@ int flow_serve_init(const struct serve_params *p)
 		return -ENOMEM;
 	st->p = p;
 	st->pipe_fd = -1;
+	st->lock.tcti = p->tpm;
 	r = read_hash(p->init_secret_hash_path, st->hash, sizeof st->hash, &st->hash_len);
 	if (r == 0 && bcrypt_check(st->hash, st->hash_len, "", 0, err, sizeof err) == -EINVAL)
 		r = log_err(-EINVAL, "serve-init: %s: %s", p->init_secret_hash_path, err);

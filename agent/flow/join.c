@@ -282,6 +282,11 @@ int flow_join(const struct join_params *p)
 	if (r == 0)
 		r = cluster_id_derive(resp->measurement_secret.bytes, resp->measurement_salt.bytes,
 				      32, cid);
+	if (r == 0) { /* TryLockOnce with the cluster ID, before anything is written */
+		struct node_lock lock = {.tcti = p->tpm};
+
+		r = lock_try_once(&lock, cid) < 0 ? -EIO : 0;
+	}
 	if (r == 0)
 		r = p256_sec1_der(&key, sec1, sizeof sec1, &sec1_len);
 	if (r == 0) {

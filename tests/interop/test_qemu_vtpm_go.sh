@@ -91,3 +91,56 @@ if start_peer && "$agent" --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name
 else
 	fail $t "$(tail -1 "$work/join.log") / $(tail -1 "$work/join.out")"
 fi
+
+# pcr15: PCR 15 of the SHA-256 bank, read by tpm2-tools
+pcr15() { tpm2_pcrread -T "$tpm" sha256:15 | awk '$1 == "15:" { print tolower(substr($2, 3)) }'; }
+marked() { python3 -c "import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())" "$1"; }
+
+t=interop_join_marks_pcr15_with_the_cluster_id_and_attesting_stops
+want=$(marked "$(cat "$work/ticket/cluster_id" 2>/dev/null)")
+if [ "$(pcr15)" = "$want" ] &&
+	! "$agent" --tpm "$tpm" attest --nonce "$nonce" --user-data "$ud" >/dev/null 2>"$work/again.log" &&
+	grep -q 'PCR 15 is not zero' "$work/again.log" &&
+	! "$agent" --tpm "$tpm" join --endpoint 127.0.0.1:1 --name w --role worker --disk-uuid u \
+		--ssh-host-key "$work/ssh_key" --out "$work/t2" 2>"$work/again2.log" &&
+	grep -q 'node lock: PCR 15 is not zero' "$work/again2.log"; then
+	pass $t
+else
+	fail $t "pcr15 $(pcr15), want $want; $(tail -1 "$work/again.log"); $(tail -1 "$work/again2.log")"
+fi
+
+# A TPM restart clears the PCRs (a reboot): init with qemu-vtpm against the Go CLI-like client,
+# which validates our document with its own validator, then PCR 15 holds the spec's value.
+t=interop_go_cli_init_with_qemu_vtpm_marks_pcr15_as_the_spec_says
+kill %1 2>/dev/null
+wait %1 2>/dev/null
+swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
+	--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
+	--flags not-need-init,startup-clear --log file="$work/swtpm.log" </dev/null >/dev/null 2>&1 &
+for _ in $(seq 50); do
+	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+	sleep 0.1
+done
+secret=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+"$peer" bcrypt --secret "$secret" >"$work/hash"
+printf '#!/bin/sh\nprintf "kind: Config\\n"\n' >"$work/kubeadm.sh"
+chmod +x "$work/kubeadm.sh"
+"$agent" --tpm "$tpm" serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/hash" \
+	--disk-uuid 00000000-0000-0000-0000-000000000000 --out "$work/init" --kubeadm "$work/kubeadm.sh" \
+	2>"$work/init.log" &
+ipid=$!
+iport=
+for _ in $(seq 50); do
+	iport=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/init.log")
+	[ -n "$iport" ] && break
+	sleep 0.1
+done
+out=$("$peer" init-client --addr "127.0.0.1:$iport" --secret "$secret")
+wait $ipid
+rc=$?
+if [ $rc = 0 ] && grep -q '"cluster_id":"823267d1276b940d1f04b9fac150721f196bf1090e125684d4efd8416a691588"' <<<"$out" &&
+	[ "$(pcr15)" = 739f5470af0ec8615323225d31cb09f458f93c24a94c7fb491b8b3973cb89f89 ]; then
+	pass $t
+else
+	fail $t "agent $rc, pcr15 $(pcr15): $out; $(tail -1 "$work/init.log")"
+fi

@@ -94,6 +94,31 @@ TEST(tpm_ak_persists_across_restarts_and_is_new_after_a_wipe)
 	swtpm_destroy(&sw);
 }
 
+/* A foreign key at the AK handle (planted with tpm2-tools) is evicted and replaced. */
+TEST(tpm_ak_replaces_a_foreign_key_at_its_handle)
+{
+	struct swtpm sw = {0};
+	struct tpm *t = NULL;
+	uint8_t a[TPM_PUBLIC_MAX];
+	size_t al;
+	char cmd[512];
+	static const uint8_t tmpl[] = {0x00, 0x01, 0x00, 0x0b, 0x00, 0x05, 0x00, 0x72};
+
+	CHECK(swtpm_start(&sw) == 0);
+	snprintf(cmd, sizeof cmd,
+		 "tpm2_createprimary -Q -C o -G ecc -c %s/ecc.ctx -T swtpm:host=127.0.0.1,port=%d "
+		 "&& tpm2_evictcontrol -Q -C o -c %s/ecc.ctx 0x81008F01 "
+		 "-T swtpm:host=127.0.0.1,port=%d >/dev/null 2>&1",
+		 sw.dir, sw.port, sw.dir, sw.port);
+	CHECK(system(cmd) == 0);
+	CHECK(tpm_open(&sw.tcti, &t, NULL, 0) == 0);
+	CHECK(tpm_ak(t, a, sizeof a, &al) == 0);
+	tpm_close(t);
+	CHECK(al == 24 + 256);
+	CHECK_BYTES(a, tmpl, sizeof tmpl);
+	swtpm_destroy(&sw);
+}
+
 TEST(tpm_open_fails_with_a_line_when_nothing_listens)
 {
 	struct tcti_spec s = {.kind = TCTI_SWTPM, .port = 1};
