@@ -84,7 +84,7 @@ start_peer() {
 	done
 	return 1
 }
-if start_peer && "$agent" --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name worker-1 --role worker \
+if start_peer && "$agent" -v -1 --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name worker-1 --role worker \
 	--disk-uuid 0b3e9c3a-8e6f-4c1e-9d2b-5a7f00000001 --ssh-host-key "$work/ssh_key" --out "$work/ticket" \
 	2>"$work/join.log" && [ -s "$work/ticket/state_disk_key" ]; then
 	pass $t
@@ -125,7 +125,7 @@ secret=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 "$peer" bcrypt --secret "$secret" >"$work/hash"
 printf '#!/bin/sh\nprintf "kind: Config\\n"\n' >"$work/kubeadm.sh"
 chmod +x "$work/kubeadm.sh"
-"$agent" --tpm "$tpm" serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/hash" \
+"$agent" -v -1 --tpm "$tpm" serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/hash" \
 	--disk-uuid 00000000-0000-0000-0000-000000000000 --out "$work/init" --kubeadm "$work/kubeadm.sh" \
 	2>"$work/init.log" &
 ipid=$!
@@ -143,4 +143,20 @@ if [ $rc = 0 ] && grep -q '"cluster_id":"823267d1276b940d1f04b9fac150721f196bf10
 	pass $t
 else
 	fail $t "agent $rc, pcr15 $(pcr15): $out; $(tail -1 "$work/init.log")"
+fi
+
+t=interop_debug_logs_of_qemu_vtpm_runs_hold_no_secret
+found=
+for k in "$secret" 2b5c829f691bfd4232f8aac464bccc07e605c7c8e82cbca09837e86d0b6d0665 \
+	54d67b1d917d3464757d9b699f3ee416c209a2270e3876da90535e4108898cdd \
+	"$(od -An -tx1 -v "$work/ticket/state_disk_key" | tr -d ' \n')"; do
+	b64=$(printf '%s' "$k" | xxd -r -p | base64 -w0)
+	if grep -qiF -e "$k" -e "$b64" -e "$(tr '+/' '-_' <<<"$b64")" "$work/join.log" "$work/init.log"; then
+		found="$found ${k:0:8}"
+	fi
+done
+if [ -z "$found" ] && grep -q 'debug: tpm: Quote' "$work/join.log" && grep -q 'debug: tpm: Quote' "$work/init.log"; then
+	pass $t
+else
+	fail $t "secret in a log:$found (or no debug lines)"
 fi
