@@ -165,7 +165,7 @@ $(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJS)
 test-build: $(TEST_BINS)
 fuzz-build: $(FUZZ_BINS)
 
-test: agent tools test-build fuzz-build
+test: agent tools test-build fuzz-build $(BUILD)/bench/join_bench
 	@tests/run.sh
 
 # Until the QEMU boot exists (issue 8) there is nothing to run; say so rather than pretend.

@@ -308,7 +308,7 @@ static void handle_init(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf,
 		grpc_stream_finish(s, GRPC_FAILED_PRECONDITION, "node is already being activated");
 		goto out;
 	}
-	if (r < 0 || sodium_init() < 0 || crypto_sign_seed_keypair(ca.pk, ca.sk, seed) != 0 ||
+	if (r < 0 || crypto_sign_seed_keypair(ca.pk, ca.sk, seed) != 0 ||
 	    ssh_authorized_key(ca.pk, line, sizeof line) < 0 ||
 	    flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) < 0 ||
 	    flow_write(st->p->out_dir, "measurement_salt", req->measurement_salt.bytes, 32) < 0 ||

@@ -181,7 +181,8 @@ int ssh_key_format(const struct ssh_key *k, char *out, size_t cap)
 	size_t n, plen;
 	int r = -ENOBUFS;
 
-	randombytes_buf(&check, sizeof check);
+	if (random_bytes(&check, sizeof check) < 0)
+		return -EIO;
 	memcpy(p, magic, sizeof magic);
 	p += sizeof magic;
 	p += put_string(p, "none", 4);
@@ -233,11 +234,17 @@ out:
 	return r;
 }
 
+/* A fresh seed from getrandom(); libsodium only derives the key from it (no sodium_init,
+ * which would link every primitive's CPU dispatch into the agent). */
 int ssh_key_generate(struct ssh_key *k)
 {
-	if (sodium_init() < 0)
-		return -EIO;
-	return crypto_sign_keypair(k->pk, k->sk) == 0 ? 0 : -EIO;
+	uint8_t seed[32];
+	int r = random_bytes(seed, sizeof seed);
+
+	if (r == 0 && crypto_sign_seed_keypair(k->pk, k->sk, seed) != 0)
+		r = -EIO;
+	secret_wipe(seed, sizeof seed);
+	return r;
 }
 
 int ssh_host_key_load(const char *path, int create, struct ssh_key *ret, char *err, size_t errlen)
@@ -246,8 +253,6 @@ int ssh_host_key_load(const char *path, int create, struct ssh_key *ret, char *e
 	ssize_t n;
 	int fd, r;
 
-	if (sodium_init() < 0)
-		return errbuf_set(err, errlen, "ssh key: libsodium failed to initialise");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
 		struct ssh_key k;

@@ -8,7 +8,7 @@ N=${JOIN_BENCH_N:-200}
 cd "$(dirname "$0")/../.."
 peer=$(tests/interop/build-atlspeer.sh)
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 run() { # run NAME CLIENT-COMMAND...: starts a join service for N calls, runs the client
 	local name=$1 port=
