@@ -1,6 +1,7 @@
 /* Global option parsing. Hand-written rather than getopt: getopt permutes argv under glibc
  * and not under musl, and the test build must behave exactly like the shipped one. */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,5 +100,38 @@ int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen)
 		c.argv = argv + i + 1;
 	}
 	*ret = c;
+	return 0;
+}
+
+int cli_opts_parse(int argc, char **argv, struct opt *opts, char *err, size_t errlen)
+{
+	size_t n;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *eq;
+		size_t k;
+
+		if (strncmp(a, "--", 2))
+			return errbuf_set(err, errlen, "unexpected argument '%.64s'", a);
+		a += 2;
+		eq = strchr(a, '=');
+		k = eq ? (size_t)(eq - a) : strlen(a);
+		for (n = 0; opts[n].name; n++)
+			if (strlen(opts[n].name) == k && !strncmp(opts[n].name, a, k))
+				break;
+		if (!opts[n].name)
+			return errbuf_set(err, errlen, "unknown option '--%.64s'", a);
+		if (eq) {
+			*opts[n].val = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				return errbuf_set(err, errlen, "option --%s needs a value",
+						  opts[n].name);
+			*opts[n].val = argv[++i];
+		}
+	}
+	for (n = 0; opts[n].name; n++)
+		if (opts[n].required && !*opts[n].val)
+			return errbuf_set(err, errlen, "option --%s is required", opts[n].name);
 	return 0;
 }

@@ -30,6 +30,17 @@ struct cli {
  * what was wrong; *ret is written only on success. */
 int cli_parse(int argc, char **argv, struct cli *ret, char *err, size_t errlen);
 
+/* A command's own options: "--name VALUE" or "--name=VALUE", each of opts (ended by a NULL
+ * name) at most once by position; the last one given wins. Unknown options, stray arguments
+ * and missing required ones are -EINVAL with one line in err. */
+struct opt {
+	const char *name; /* without the leading "--" */
+	const char **val;
+	int required;
+};
+
+int cli_opts_parse(int argc, char **argv, struct opt *opts, char *err, size_t errlen);
+
 /* The host commands (commands.c), run with the parsed global options. Return an exit code. */
 int cmd_join(const struct cli *c);   /* join, rejoin */
 int cmd_serve(const struct cli *c);  /* serve-init, serve-recover */

@@ -10,43 +10,6 @@
 #include "cli.h"
 #include "flow/flow.h"
 
-struct opt {
-	const char *name; /* without the leading "--" */
-	const char **val;
-	int required;
-};
-
-static int parse_opts(int argc, char **argv, struct opt *opts, size_t n, char *err, size_t errlen)
-{
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *eq;
-		size_t k;
-
-		if (strncmp(a, "--", 2))
-			return errbuf_set(err, errlen, "unexpected argument '%.64s'", a);
-		a += 2;
-		eq = strchr(a, '=');
-		k = eq ? (size_t)(eq - a) : strlen(a);
-		for (n = 0; opts[n].name; n++)
-			if (strlen(opts[n].name) == k && !strncmp(opts[n].name, a, k))
-				break;
-		if (!opts[n].name)
-			return errbuf_set(err, errlen, "unknown option '--%.64s'", a);
-		if (eq) {
-			*opts[n].val = eq + 1;
-		} else {
-			if (i + 1 >= argc)
-				return errbuf_set(err, errlen, "option --%s needs a value",
-						  opts[n].name);
-			*opts[n].val = argv[++i];
-		}
-	}
-	for (n = 0; opts[n].name; n++)
-		if (opts[n].required && !*opts[n].val)
-			return errbuf_set(err, errlen, "option --%s is required", opts[n].name);
-	return 0;
-}
-
 static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
 {
 	char *end;
@@ -110,7 +73,7 @@ static int parse_all(int argc, char **argv, struct opt *opts, const char *tname,
 		     const char *const *tval, int *ret_ms, const char *const *variant,
 		     const struct atls_issuer **ret_issuer, char *err, size_t errlen)
 {
-	if (parse_opts(argc, argv, opts, 0, err, errlen) < 0 ||
+	if (cli_opts_parse(argc, argv, opts, err, errlen) < 0 ||
 	    parse_seconds(*tval, tname, ret_ms, err, errlen) < 0 ||
 	    pick_issuer(*variant, ret_issuer, err, errlen) < 0)
 		return -EINVAL;
@@ -232,7 +195,7 @@ int cmd_attest(const struct cli *c)
 	char err[256];
 	int r;
 
-	if (parse_opts(c->argc, c->argv, opts, 0, err, sizeof err) < 0)
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
 		return usage_error(c->command, err);
 	if (hex_decode(nonce_hex, strlen(nonce_hex), nonce, sizeof nonce, &nonce_len) < 0 ||
 	    nonce_len == 0)

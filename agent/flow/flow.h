@@ -31,6 +31,11 @@ int cluster_id_derive(const uint8_t measurement_secret[32], const uint8_t *salt,
 		      uint8_t out[32]);
 void kms_free(struct kms *k);
 
+/* The CLI's constellation-mastersecret.json (mastersecret.c): {"key": b64, "salt": b64}. */
+int master_secret_write(const char *path, const uint8_t key[32], const uint8_t salt[32]);
+int master_secret_read(const char *path, uint8_t key[32], uint8_t salt[32], char *err,
+		       size_t errlen);
+
 /* ---- the node lock (lock.c), spec §5.3 ---- */
 struct tcti_spec;
 
@@ -50,6 +55,13 @@ int lock_try_once(struct node_lock *l, const uint8_t cluster_id[32]);
  * to connect or handshake comes back as UNAVAILABLE with the reason in result->message. */
 int flow_call(const char *endpoint, const struct atls_issuer *issuer, const char *path,
 	      const uint8_t *req, size_t len, int timeout_ms, struct grpc_result *result);
+/* The same with a whole aTLS configuration (validators), every streamed answer passed to
+ * on_message (when set; the result then holds no response), and *established telling
+ * whether the aTLS handshake completed (the CLI retries only calls that never got there). */
+int flow_call_ex(const char *endpoint, const struct atls_config *cfg, const char *path,
+		 const uint8_t *req, size_t len, int timeout_ms,
+		 void (*on_message)(void *arg, const uint8_t *msg, size_t len), void *arg,
+		 struct grpc_result *result, int *established);
 
 /* ---- a gRPC server over aTLS (serve.c) ---- */
 #define SERVE_MAX_CONNS 8
