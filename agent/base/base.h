@@ -118,6 +118,11 @@ int base64_decode(enum base64_alphabet a, const char *src, size_t srclen, void *
  * the length written (NUL-terminated) or -ENOBUFS. The buffer is wiped (keys pass here). */
 int pem_encode(const char *label, const void *der, size_t len, char *out, size_t cap);
 
+/* The first PEM block with this label ("CERTIFICATE", "PRIVATE KEY", ...) in text, decoded
+ * into out. -ENOENT when there is none, -EINVAL when it is malformed. */
+int pem_decode(const char *text, size_t len, const char *label, uint8_t *out, size_t cap,
+	       size_t *ret_len);
+
 /* ---- HKDF (hkdf.c) ----
  * RFC 5869 HKDF-SHA256 (extract then expand), as golang.org/x/crypto/hkdf computes it.
  * salt may be NULL (a zero salt, as Go's nil); info may be NULL with info_len 0. out_len is

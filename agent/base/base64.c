@@ -1,6 +1,7 @@
 /* Base64 with '=' padding in the standard and the URL-safe alphabet (RFC 4648 §4, §5).
  * The character mapping uses masks instead of branches or table lookups (the technique of
  * libsodium's codecs), because the input is often a key. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,5 +153,35 @@ int pem_encode(const char *label, const void *der, size_t len, char *out, size_t
 out:
 	secret_wipe(b64, b64len + 1);
 	free(b64);
+	return r;
+}
+
+int pem_decode(const char *text, size_t len, const char *label, uint8_t *out, size_t cap,
+	       size_t *ret_len)
+{
+	char begin[80], end[80];
+	const char *b, *e, *p;
+	char *body;
+	size_t n = 0;
+	int r;
+
+	snprintf(begin, sizeof begin, "-----BEGIN %s-----", label);
+	snprintf(end, sizeof end, "-----END %s-----", label);
+	b = memmem(text, len, begin, strlen(begin));
+	if (!b)
+		return -ENOENT;
+	b += strlen(begin);
+	e = memmem(b, len - (size_t)(b - text), end, strlen(end));
+	if (!e)
+		return -EINVAL;
+	body = malloc((size_t)(e - b) + 1);
+	if (!body)
+		return -ENOMEM;
+	for (p = b; p < e; p++)
+		if (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t')
+			body[n++] = *p;
+	r = base64_decode(BASE64_STD, body, n, out, cap, ret_len);
+	secret_wipe(body, n);
+	free(body);
 	return r;
 }

@@ -32,7 +32,8 @@ void der_put_raw(struct der_out *d, const void *src, size_t n)
 		d->err = -ENOBUFS;
 		return;
 	}
-	memcpy(d->p + d->len, src, n);
+	if (n)
+		memcpy(d->p + d->len, src, n);
 	d->len += n;
 }
 

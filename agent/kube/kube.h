@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/p256.h"
 
@@ -30,5 +31,51 @@ int ssh_key_format(const struct ssh_key *k, char *out, size_t cap);
 int ssh_key_parse(const char *text, size_t len, struct ssh_key *ret, char *err, size_t errlen);
 /* Reads the key at path; with create, makes a new one (mode 0600) when the file is missing. */
 int ssh_host_key_load(const char *path, int create, struct ssh_key *ret, char *err, size_t errlen);
+
+/* The ed25519 key inside an SSH wire-format public key; -EINVAL for anything else. */
+int ssh_pubkey_from_wire(const uint8_t *wire, size_t len, uint8_t pk[32]);
+/* An OpenSSH host certificate line ("ssh-ed25519-cert-v01@openssh.com <b64>\n") for host_pk,
+ * signed by the ed25519 CA of ca_seed: key ID = principals[0], valid from now on forever. */
+int ssh_host_cert_sign(const uint8_t ca_seed[32], const uint8_t host_pk[32],
+		       const char *const *principals, size_t n, time_t now, char *out, size_t cap);
+
+/* ---- the kubelet CA (ca.c), the JoinService's side ---- */
+#define CSR_IPS_MAX 8
+
+struct csr_info {
+	char org[128], cn[300];
+	const uint8_t *subject, *spki; /* raw DER inside the parsed request */
+	size_t subject_len, spki_len;
+	struct {
+		uint8_t addr[16];
+		size_t len;
+	} ips[CSR_IPS_MAX];
+	size_t n_ips;
+};
+
+/* Parses and checks a kubelet request as the JoinService does; -EINVAL and one line. */
+int csr_parse(const uint8_t *der, size_t len, struct csr_info *c, char *err, size_t errlen);
+
+struct ca {
+	uint8_t cert[8192];
+	size_t cert_len;
+	struct {
+		const uint8_t *p;
+		size_t len;
+	} subject_raw;
+	uint8_t spki_hash[32]; /* the discovery-token CA hash: SHA-256 of its SPKI */
+	int key_type;	       /* BR_KEYTYPE_RSA or BR_KEYTYPE_EC */
+	br_rsa_private_key rsa;
+	br_ec_private_key ec;
+	uint8_t key_buf[2048];
+};
+
+/* Loads the CA certificate and key (PEM: PKCS#8, PKCS#1 RSA or SEC1 EC). ca_wipe after. */
+int ca_load(const char *cert_pem, size_t cert_len, const char *key_pem, size_t key_len,
+	    struct ca *ca, char *err, size_t errlen);
+void ca_wipe(struct ca *ca);
+/* The kubelet certificate for a checked request, as PEM. */
+int ca_sign_kubelet(const struct ca *ca, const struct csr_info *c, time_t now, char *pem,
+		    size_t cap);
 
 #endif
