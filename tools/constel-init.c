@@ -5,7 +5,8 @@
  *   constel-init [--workspace DIR] apply --endpoint HOST:PORT [--measurements FILE]
  *     [--attestation V] [--kubernetes-version V] [--cluster-name N] [--timeout S]
  *     sends InitRequest to the node's init server after validating its attestation, holds the
- *     CLI's stream rules, writes constellation-admin.conf and prints the cluster ID in hex.
+ *     CLI's stream rules, writes constellation-admin.conf and measurement-salt (hex, for the
+ *     JoinService) and prints the cluster ID in hex.
  * Exit codes: 0 done, 1 failed (one line says why), 2 usage. */
 #include <pb_decode.h>
 #include <pb_encode.h>
@@ -172,7 +173,7 @@ static int apply(int argc, char **argv)
 	struct atls_config cfg = {.validators = &v, .n_validators = 1};
 	struct stream st = {0};
 	uint8_t key[32], salt[32], *buf = NULL;
-	char err[300], *secret = NULL, hex[65];
+	char err[300], *secret = NULL, hex[66];
 	size_t len, slen;
 	pb_ostream_t os;
 	int64_t end;
@@ -234,6 +235,12 @@ static int apply(int argc, char **argv)
 			if (write_file_excl(path_in("constellation-admin.conf"), st.kubeconfig,
 					    st.kubeconfig_len, 0600) < 0) {
 				log_error("writing %s failed", path_in("constellation-admin.conf"));
+				break;
+			}
+			hex_encode(req->measurement_salt.bytes, 32, hex, sizeof hex);
+			strcat(hex, "\n");
+			if (write_file_excl(path_in("measurement-salt"), hex, 65, 0644) < 0) {
+				log_error("writing %s failed", path_in("measurement-salt"));
 				break;
 			}
 			hex_encode(st.cluster_id, 32, hex, sizeof hex);

@@ -77,6 +77,7 @@ struct server {
 	int extra_fd;
 	short extra_events;
 	void (*extra_ready)(void *ctx, short revents);
+	void (*on_accept)(void *ctx); /* before each new connection's handshake, when set */
 	int (*extra_timeout_ms)(void *ctx);
 	void *ctx;
 	struct serve_conn {

@@ -41,6 +41,8 @@ static void accept_one(struct server *s)
 	}
 	slot->fd = fd;
 	tcp_nodelay(fd);
+	if (s->on_accept)
+		s->on_accept(s->ctx);
 	if (atls_server_new(&s->tls, fd, &slot->tls) < 0) {
 		conn_close(slot);
 		return;

@@ -123,6 +123,7 @@ else
 fi
 
 t=tools_recover_pushes_the_master_secret_to_the_node
+tpm2_shutdown -T "$tpm" >/dev/null 2>&1 # orderly, as at a reboot (no lockout counting)
 kill $swtpm_pid
 wait $swtpm_pid 2>/dev/null
 start_swtpm
