@@ -31,6 +31,12 @@
 //	    encoding/json of the same values, the RSA AK, each quote's signature, magic, type,
 //	    nonce, selection and PCR digest (SHA-512/384/256, first that passes); prints
 //	    "OK user_data=<hex> pcr15=<hex>" or "ERR <why>".
+//	atlspeer join-client --addr HOST:PORT --disk-uuid U --ca FILE
+//	    the same with a Go-made CSR and ed25519 SSH key; the ticket's kubelet certificate is
+//	    verified against FILE and its host certificate with x/crypto/ssh.
+//	atlspeer init-server --hash FILE | recover-server --disk-uuid U
+//	    the node's init and recovery servers in Go (aTLS with the dummy issuer), one call each;
+//	    they print "LISTEN <port>", then "REQ <json>" with what they derived.
 //	atlspeer join-bench --addr HOST:PORT --count N
 //	    N sequential fresh connections, each one IssueJoinTicket; prints
 //	    "BENCH median_us=... maxrss_kb=...".
@@ -41,6 +47,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -53,12 +60,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -465,6 +474,174 @@ func runJoinClient(o *options, addr, uuid string) error {
 	return nil
 }
 
+// runFullJoinClient is a Go node joining with a Go-made CSR and SSH key; it checks the
+// ticket with Go's x509 (kubelet certificate against the CA) and x/crypto/ssh (host
+// certificate signed by the CA key the ticket names, valid for the principals).
+func runFullJoinClient(o *options, addr, uuid, caPath string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := grpc.DialContext(ctx, addr, grpc.WithTransportCredentials(credentials.NewTLS(clientConfig(o))), grpc.WithBlock())
+	if err != nil {
+		return fmt.Errorf("dial: %w", err)
+	}
+	defer conn.Close()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject:     pkix.Name{Organization: []string{"system:nodes"}, CommonName: "system:node:go-worker"},
+		IPAddresses: []net.IP{net.ParseIP("10.42.2.200")},
+	}, key)
+	if err != nil {
+		return err
+	}
+	hostPub, _, _ := ed25519.GenerateKey(rand.Reader)
+	sshPub, err := ssh.NewPublicKey(hostPub)
+	if err != nil {
+		return err
+	}
+	resp, err := joinproto.NewAPIClient(conn).IssueJoinTicket(ctx, &joinproto.IssueJoinTicketRequest{
+		DiskUuid: uuid, CertificateRequest: csr, HostPublicKey: sshPub.Marshal(),
+		HostCertificatePrincipals: []string{"10.42.2.200", "go-worker"},
+	})
+	if err != nil {
+		st, _ := status.FromError(err)
+		return fmt.Errorf("%d %s", st.Code(), st.Message())
+	}
+	caPEM, err := os.ReadFile(caPath)
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	block, _ := pem.Decode(resp.KubeletCert)
+	if block == nil {
+		return errors.New("kubelet certificate is not PEM")
+	}
+	kc, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("kubelet certificate: %w", err)
+	}
+	if _, err := kc.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return fmt.Errorf("kubelet certificate: %w", err)
+	}
+	caKey, _, _, _, err := ssh.ParseAuthorizedKey(resp.AuthorizedCaPublicKey)
+	if err != nil {
+		return fmt.Errorf("ssh CA: %w", err)
+	}
+	pk, _, _, _, err := ssh.ParseAuthorizedKey(resp.HostCertificate)
+	if err != nil {
+		return fmt.Errorf("host certificate: %w", err)
+	}
+	cert, ok := pk.(*ssh.Certificate)
+	if !ok || cert.CertType != ssh.HostCert || !bytes.Equal(cert.SignatureKey.Marshal(), caKey.Marshal()) ||
+		!bytes.Equal(cert.Key.Marshal(), sshPub.Marshal()) {
+		return errors.New("host certificate: not a host certificate of our key by the ticket's CA")
+	}
+	checker := &ssh.CertChecker{IsHostAuthority: func(a ssh.PublicKey, _ string) bool { return bytes.Equal(a.Marshal(), caKey.Marshal()) }}
+	if err := checker.CheckCert("go-worker", cert); err != nil {
+		return fmt.Errorf("host certificate: %w", err)
+	}
+	line, _ := json.Marshal(map[string]interface{}{
+		"state_disk_key": hex.EncodeToString(resp.StateDiskKey), "kubelet_cn": kc.Subject.CommonName,
+		"kubelet_ips": fmt.Sprint(kc.IPAddresses), "ssh_principals": cert.ValidPrincipals,
+		"cluster_id": hex.EncodeToString(deriveKey(resp.MeasurementSecret, resp.MeasurementSalt, "key-clusterID")),
+	})
+	fmt.Printf("OK %s\n", line)
+	return nil
+}
+
+type initServer struct {
+	initproto.UnimplementedAPIServer
+	hash []byte
+	done chan struct{}
+}
+
+// Init is the bootstrapper's init server in Go: bcrypt, the cluster KMS, the cluster ID,
+// then one success, or one failure followed by log chunks of at most 1024 bytes.
+func (s *initServer) Init(req *initproto.InitRequest, stream initproto.API_InitServer) error {
+	if err := bcrypt.CompareHashAndPassword(s.hash, req.InitSecret); err != nil {
+		stream.Send(&initproto.InitResponse{Kind: &initproto.InitResponse_InitFailure{InitFailure: &initproto.InitFailureResponse{Error: "invalid init secret " + err.Error()}}})
+		logs := bytes.Repeat([]byte("go init server log line\n"), 100)
+		for len(logs) > 0 {
+			n := len(logs)
+			if n > 1024 {
+				n = 1024
+			}
+			stream.Send(&initproto.InitResponse{Kind: &initproto.InitResponse_Log{Log: &initproto.LogResponseType{Log: logs[:n]}}})
+			logs = logs[n:]
+		}
+		fmt.Println("REQ {\"init\":\"wrong secret\"}")
+		return nil
+	}
+	defer close(s.done)
+	key, salt, err := parseKMS(req.KmsUri)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	clusterID := deriveKey(deriveKey(key, salt, "key-measurementSecret"), req.MeasurementSalt, "key-clusterID")
+	fmt.Printf("REQ {\"cluster_id\":\"%x\",\"storage\":%q}\n", clusterID, req.StorageUri)
+	return stream.Send(&initproto.InitResponse{Kind: &initproto.InitResponse_InitSuccess{InitSuccess: &initproto.InitSuccessResponse{
+		Kubeconfig: []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: go\n"), ClusterId: clusterID,
+	}}})
+}
+
+// parseKMS is the cluster-KMS URI as internal/kms/uri parses it.
+func parseKMS(raw string) ([]byte, []byte, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "kms" || u.Host != "cluster-kms" {
+		return nil, nil, fmt.Errorf("kms URI %q", raw)
+	}
+	get := func(name string) ([]byte, error) {
+		v, err := url.QueryUnescape(u.Query().Get(name))
+		if err != nil || v == "" {
+			return nil, fmt.Errorf("kms URI: %s missing", name)
+		}
+		return base64.URLEncoding.DecodeString(v)
+	}
+	key, err := get("key")
+	if err != nil {
+		return nil, nil, err
+	}
+	salt, err := get("salt")
+	return key, salt, err
+}
+
+type recoverServer struct {
+	recoverproto.UnimplementedAPIServer
+	uuid string
+	done chan struct{}
+}
+
+func (s *recoverServer) Recover(ctx context.Context, req *recoverproto.RecoverMessage) (*recoverproto.RecoverResponse, error) {
+	defer close(s.done)
+	key, salt, err := parseKMS(req.KmsUri)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	fmt.Printf("REQ {\"disk_key\":\"%x\",\"storage\":%q}\n", deriveKey(key, salt, "key-"+s.uuid), req.StorageUri)
+	return &recoverproto.RecoverResponse{}, nil
+}
+
+// serveOnce runs a grpc-go server with our aTLS (dummy issuer) until done or 30 s.
+func serveOnce(o *options, register func(*grpc.Server), done chan struct{}) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("LISTEN %d\n", ln.Addr().(*net.TCPAddr).Port)
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(serverConfig(o))))
+	register(srv)
+	go srv.Serve(ln)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		srv.Stop()
+		return errors.New("no call within 30 s")
+	}
+	time.Sleep(200 * time.Millisecond)
+	srv.Stop()
+	return nil
+}
+
 func deriveKey(secret, salt []byte, info string) []byte {
 	out := make([]byte, 32)
 	if _, err := io.ReadFull(hkdf.New(sha256.New, secret, salt, []byte(info)), out); err != nil {
@@ -842,6 +1019,8 @@ func main() {
 	count := fs.Int("count", 1, "join-server: calls to serve; join-bench: calls to make")
 	secret := fs.String("secret", "", "init-client, bcrypt: the init secret in hex")
 	nonceHex := fs.String("nonce", "", "verify-qemu: our nonce in hex")
+	caPath := fs.String("ca", "", "join-client: with a real CSR and SSH key, verify the ticket against this CA")
+	hashPath := fs.String("hash", "", "init-server: the bcrypt hash file of the init secret")
 	docPath := fs.String("doc", "", "verify-qemu: the document file")
 	fs.Parse(os.Args[2:])
 
@@ -890,7 +1069,22 @@ func main() {
 		}
 	case "join-client":
 		o.issue = true
-		err = runJoinClient(o, *addr, *uuid)
+		if *caPath != "" {
+			err = runFullJoinClient(o, *addr, *uuid, *caPath)
+		} else {
+			err = runJoinClient(o, *addr, *uuid)
+		}
+	case "init-server":
+		o.issue = true
+		var h []byte
+		if h, err = os.ReadFile(*hashPath); err == nil {
+			s := &initServer{hash: bytes.TrimSpace(h), done: make(chan struct{})}
+			err = serveOnce(o, func(g *grpc.Server) { initproto.RegisterAPIServer(g, s) }, s.done)
+		}
+	case "recover-server":
+		o.issue = true
+		s := &recoverServer{uuid: *uuid, done: make(chan struct{})}
+		err = serveOnce(o, func(g *grpc.Server) { recoverproto.RegisterAPIServer(g, s) }, s.done)
 	default:
 		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
 		os.Exit(2)
