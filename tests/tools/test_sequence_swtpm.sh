@@ -66,10 +66,14 @@ else
 	fail $t "exit $rc: $out; $(tail -1 "$work/init.log")"
 fi
 
+mkdir -p "$work/pki/etcd"
+for f in ca.key sa.key front-proxy-ca.key etcd/ca.key ca.crt sa.pub front-proxy-ca.crt etcd/ca.crt; do
+	printf 'test double of %s\n' "$f" >"$work/pki/$f"
+done
 "$tools/constel-joinservice" --listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json" \
 	--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
 	--api-endpoint 10.42.1.100:6443 --measurements "$work/m.json" --cert-sans api.example \
-	2>"$work/js.log" &
+	--pki-dir "$work/pki" 2>"$work/js.log" &
 jport=$(wait_port "$work/js.log")
 
 t=sequence_join_through_constel_joinservice_agrees_with_init
@@ -88,6 +92,17 @@ if "$agent" --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name worker-1 --ro
 	[ -z "$why" ] && pass $t || fail $t "wrong:$why"
 else
 	fail $t "$(tail -1 "$work/join.log"); $(tail -2 "$work/js.log")"
+fi
+
+t=sequence_control_plane_join_gets_the_pki_files
+boot
+if "$agent" --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name control-plane-1 --role control-plane \
+	--disk-uuid 0b3e9c3a-8e6f-4c1e-9d2b-5a7f00000008 --ip 10.42.1.101 --ssh-host-key "$work/ssh_key2" \
+	--out "$work/cp" 2>"$work/cp.log" && [ "$(cat "$work/cp/pki/etcd/ca.key")" = "test double of etcd/ca.key" ] &&
+	[ "$(find "$work/cp/pki" -type f | wc -l)" = 8 ] && [ ! -e "$work/join/pki" ]; then
+	pass $t
+else
+	fail $t "$(tail -1 "$work/cp.log")"
 fi
 
 t=sequence_rejoin_after_a_reboot
