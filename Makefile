@@ -183,10 +183,12 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-bench: agent $(BUILD)/bench/join_bench
+bench: agent tools $(BUILD)/bench/join_bench
 	@tests/bench/size.sh $(BUILD)
 	@echo
 	@tests/bench/join-latency.sh $(BUILD)
+	@echo
+	@tests/bench/joinservice.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build

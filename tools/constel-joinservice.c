@@ -358,6 +358,9 @@ int main(int argc, char **argv)
 		return fputs(usage, stdout), EXIT_OK;
 	if (argc == 2 && !strcmp(argv[1], "--version"))
 		return printf("constel-joinservice %s\n", CONSTEL_VERSION), EXIT_OK;
+	for (int i = 1; i < argc; i++) /* -v N, as the Go services spell it */
+		if (!strcmp(argv[i], "-v"))
+			argv[i] = "--v";
 	if (cli_opts_parse(argc - 1, argv + 1, opts, err, sizeof err) < 0 ||
 	    tool_validator(variant, js.mpath, &js.m, &js.v, err, sizeof err) < 0)
 		return fprintf(stderr, "constel-joinservice: %s\n", err), EXIT_USAGE;

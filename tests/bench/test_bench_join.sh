@@ -13,3 +13,14 @@ if [ $rc = 0 ] && grep -qE 'constel-agent client \(C, musl static\), median +[1-
 else
 	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
 fi
+
+t=bench_joinservice_prints_both_rates_and_the_ratio
+out=$(JOINSERVICE_BENCH_N=3 tests/bench/joinservice.sh "$BUILD" 2>&1)
+rc=$?
+if [ $rc = 0 ] && grep -qE 'constel-joinservice \(C, musl static\) +[1-9][0-9]* joins/s' <<<"$out" &&
+	grep -qE 'baseline: Go interop join server +[1-9][0-9]* joins/s' <<<"$out" &&
+	grep -qE 'ratio C / Go +[0-9]+\.[0-9]+$' <<<"$out"; then
+	pass $t
+else
+	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
+fi
