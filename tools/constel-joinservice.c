@@ -33,7 +33,9 @@ static const char usage[] =
     "salt in hex (constel-init writes it); --pki-dir the 8 control-plane files (ca.key, sa.key,\n"
     "front-proxy-ca.key, etcd/ca.key, ca.crt, sa.pub, front-proxy-ca.crt, etcd/ca.crt);\n"
     "--components a JSON array of {url, hash, install_path, extract}. The measurements file is\n"
-    "read again whenever it changes. Stops on SIGTERM or SIGINT.\n"
+    "read again whenever it changes. -v N as the Go JoinService: 2 (default) events such as\n"
+    "a new request, 4 general, 6 low-level details (expected measurements); never a key,\n"
+    "token or secret. Stops on SIGTERM or SIGINT.\n"
     "Exit codes: 0 stopped, 1 failed (the last line says why), 2 wrong command line.\n";
 
 static const char *const pki_files[] = {"ca.key", "sa.key", "front-proxy-ca.key", "etcd/ca.key",
@@ -77,6 +79,13 @@ static void reload(void *ctx)
 		js.m = m;
 		js.m_mtime = st.st_mtime;
 		log_info("measurements reloaded from %s", js.mpath);
+		for (size_t i = 0; i < m.n; i++) {
+			char hex[100];
+
+			hex_encode(m.m[i].expected, m.m[i].len, hex, sizeof hex);
+			log_debug("expected PCR %d: %s (%s)", m.m[i].pcr, hex,
+				  m.m[i].warn_only ? "warn only" : "enforced");
+		}
 	} else {
 		log_warn("keeping the old measurements: %s", err);
 	}
@@ -332,7 +341,7 @@ static const struct grpc_method methods[] = {
 int main(int argc, char **argv)
 {
 	const char *listen = NULL, *ms = NULL, *saltf = NULL, *cacert = NULL, *cakey = NULL,
-		   *variant = "qemu-vtpm", *comps = NULL, *verbosity = "0";
+		   *variant = "qemu-vtpm", *comps = NULL, *verbosity = "2";
 	struct opt opts[] = {
 	    {"listen", &listen, 1},
 	    {"master-secret", &ms, 1},
@@ -364,7 +373,10 @@ int main(int argc, char **argv)
 	if (cli_opts_parse(argc - 1, argv + 1, opts, err, sizeof err) < 0 ||
 	    tool_validator(variant, js.mpath, &js.m, &js.v, err, sizeof err) < 0)
 		return fprintf(stderr, "constel-joinservice: %s\n", err), EXIT_USAGE;
-	log_set_level(atoi(verbosity));
+	/* Go's -v scale (the JoinService's): 2 events, 4 general, 6 low-level details. */
+	log_set_level(atoi(verbosity) >= 6   ? LOG_DEBUG
+		      : atoi(verbosity) >= 2 ? LOG_INFO
+					     : LOG_WARN);
 	if (!strcmp(variant, "qemu-vtpm")) {
 		qemu_vtpm_validator(&js.v, &js.m);
 		js.m_mtime = 0;

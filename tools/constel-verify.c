@@ -11,6 +11,7 @@
 
 #include "attest/attest.h"
 #include "base/base.h"
+#include "deps_versions.h"
 
 static const char usage[] =
     "usage: constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC\n"
@@ -85,6 +86,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return fputs(usage, stdout), 0;
+		if (!strcmp(argv[i], "--version"))
+			return printf("constel-verify %s\n", CONSTEL_VERSION), 0;
 		if (!strcmp(argv[i], "--nonce"))
 			dst = &nonce_hex;
 		else if (!strcmp(argv[i], "--measurements"))

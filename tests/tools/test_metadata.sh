@@ -56,3 +56,12 @@ if [ $rc = 1 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q 'needs listen, init_se
 else
 	fail $t "exit $rc: $err"
 fi
+
+t=metadata_read_by_the_go_client_as_constellation_parses_it
+peer=$(tests/interop/build-atlspeer.sh)
+out=$("$peer" metadata-client --addr "http://127.0.0.1:$p1")
+if [ "$out" = 'OK {"endpoint":"10.42.1.100","hash":"$2a$10$abcdefghijklmnopqrstuuABCDEFGHIJKLMNOPQRSTUVWXYZ01234","peers":2,"role":"Worker","self":"worker-0","vpcip":"10.42.2.100"}' ]; then
+	pass $t
+else
+	fail $t "$out"
+fi

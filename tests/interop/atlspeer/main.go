@@ -26,6 +26,9 @@
 //	    the CLI's recover step with the all-zero master secret; "OK" or "ERR <code> <message>".
 //	atlspeer bcrypt --secret HEX
 //	    prints golang.org/x/crypto/bcrypt's hash of the raw secret (cost 10).
+//	atlspeer metadata-client --addr http://HOST:PORT
+//	    reads /self, /peers, /endpoint, /initsecrethash as Constellation's QEMU provider does;
+//	    prints "OK <json>".
 //	atlspeer verify-qemu --nonce HEX --doc FILE
 //	    checks a qemu-vtpm document (spec §2.6) with Go's crypto: byte-identical to Go's
 //	    encoding/json of the same values, the RSA AK, each quote's signature, magic, type,
@@ -67,6 +70,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"sort"
@@ -621,6 +625,79 @@ func (s *recoverServer) Recover(ctx context.Context, req *recoverproto.RecoverMe
 	return &recoverproto.RecoverResponse{}, nil
 }
 
+// metadataRole parses roles as Constellation's role.Role does (case-insensitive, dashes).
+type metadataRole string
+
+func (r *metadataRole) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	switch strings.ToLower(strings.ReplaceAll(s, "-", "")) {
+	case "controlplane":
+		*r = "ControlPlane"
+	case "worker":
+		*r = "Worker"
+	default:
+		return fmt.Errorf("unknown role %q", s)
+	}
+	return nil
+}
+
+type instanceMetadata struct {
+	Name, ProviderID string
+	Role             metadataRole
+	VPCIP            string
+	SecondaryIPRange string
+	AliasIPRanges    []string
+}
+
+// runMetadataClient reads the QEMU metadata API as Constellation's qemu cloud provider does:
+// no status check, just the body parsed.
+func runMetadataClient(base string) error {
+	get := func(path string) ([]byte, error) {
+		c := &http.Client{Timeout: 5 * time.Second}
+		resp, err := c.Get(base + path)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+	var self instanceMetadata
+	var peers []instanceMetadata
+	var endpoint string
+	b, err := get("/self")
+	if err == nil {
+		err = json.Unmarshal(b, &self)
+	}
+	if err != nil {
+		return fmt.Errorf("self: %w", err)
+	}
+	if b, err = get("/peers"); err == nil {
+		err = json.Unmarshal(b, &peers)
+	}
+	if err != nil {
+		return fmt.Errorf("peers: %w", err)
+	}
+	if b, err = get("/endpoint"); err == nil {
+		err = json.Unmarshal(b, &endpoint)
+	}
+	if err != nil || net.ParseIP(endpoint) == nil {
+		return fmt.Errorf("endpoint: %v %q", err, endpoint)
+	}
+	hash, err := get("/initsecrethash")
+	if err != nil {
+		return err
+	}
+	line, _ := json.Marshal(map[string]interface{}{
+		"self": self.Name, "role": self.Role, "vpcip": self.VPCIP, "peers": len(peers),
+		"endpoint": endpoint, "hash": string(hash),
+	})
+	fmt.Printf("OK %s\n", line)
+	return nil
+}
+
 // serveOnce runs a grpc-go server with our aTLS (dummy issuer) until done or 30 s.
 func serveOnce(o *options, register func(*grpc.Server), done chan struct{}) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -1056,6 +1133,8 @@ func main() {
 		err = runInitClient(o, *addr, *secret)
 	case "recover-client":
 		err = runRecoverClient(o, *addr)
+	case "metadata-client":
+		err = runMetadataClient(*addr)
 	case "verify-qemu":
 		err = runVerifyQemu(*nonceHex, *docPath)
 	case "join-bench":
