@@ -14,6 +14,7 @@
 #include "deps_versions.h"
 #include "flow/flow.h"
 #include "init.pb.h"
+#include "net/net.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -154,6 +155,55 @@ out:
 	free(m);
 }
 
+/* The CLI's kubeconfig rule (spec §5.5): exactly one cluster, whose server host becomes the
+ * cluster endpoint (the host we initialised), the port kept. Line-based over kubeadm's
+ * admin.conf layout. Returns a new buffer or NULL with why set. */
+static char *fix_kubeconfig(const uint8_t *in, size_t len, const char *endpoint, char *why,
+			    size_t whylen)
+{
+	char host[256], port[8], *out = malloc(len + 300), *o = out;
+	const char *p = (const char *)in, *end = p + len;
+	int clusters = 0, servers = 0;
+
+	if (!out)
+		return NULL;
+	if (hostport_split(endpoint, host, sizeof host, port, sizeof port) < 0) {
+		snprintf(why, whylen, "endpoint '%.64s' is not HOST:PORT", endpoint);
+		free(out);
+		return NULL;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *t = p, *colon;
+		size_t l = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
+
+		while (t < p + l && *t == ' ')
+			t++;
+		if (!strncmp(t, "- cluster:", 10))
+			clusters++;
+		if (!strncmp(t, "server: https://", 16) && servers++ == 0 &&
+		    (colon = memchr(t + 16, ':', (size_t)(p + l - t - 16)))) {
+			/* keep the indentation and the port: "server: https://<endpoint
+			 * host><:port...>" */
+			memcpy(o, p, (size_t)(t - p) + 16);
+			o += (t - p) + 16;
+			o += sprintf(o, "%s", host);
+			memcpy(o, colon, (size_t)(p + l - colon));
+			o += p + l - colon;
+		} else {
+			memcpy(o, p, l);
+			o += l;
+		}
+		p += l;
+	}
+	if (clusters != 1) {
+		snprintf(why, whylen, "the kubeconfig has %d clusters, want exactly one", clusters);
+		free(out);
+		return NULL;
+	}
+	*o = '\0';
+	return out;
+}
+
 static int apply(int argc, char **argv)
 {
 	const char *endpoint = NULL, *mpath = NULL, *variant = "qemu-vtpm", *k8s = "v1.32.9",
@@ -232,8 +282,17 @@ static int apply(int argc, char **argv)
 			log_error("init failed: %s (%zu bytes of node logs appended to %s)",
 				  st.error, st.log_bytes, path_in("constellation-cluster.log"));
 		} else if (st.done && st.cluster_id_len == 32 && st.kubeconfig) {
-			if (write_file_excl(path_in("constellation-admin.conf"), st.kubeconfig,
-					    st.kubeconfig_len, 0600) < 0) {
+			char why[160], *kc = fix_kubeconfig(st.kubeconfig, st.kubeconfig_len,
+							    endpoint, why, sizeof why);
+
+			if (!kc) {
+				log_error("init: %s", why);
+				break;
+			}
+			r = write_file_excl(path_in("constellation-admin.conf"), kc, strlen(kc),
+					    0600);
+			free(kc);
+			if (r < 0) {
 				log_error("writing %s failed", path_in("constellation-admin.conf"));
 				break;
 			}

@@ -43,7 +43,11 @@ wait_port() { # wait_port LOG: the port a server logged
 hexof() { od -An -tx1 -v "$1" | tr -d ' \n'; }
 zero=$(printf '0%.0s' $(seq 64))
 printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "$zero" >"$work/m.json"
-printf '#!/bin/sh\nprintf "apiVersion: v1\\nkind: Config\\n"\n' >"$work/kubeadm.sh"
+cat >"$work/kubeadm.sh" <<'SH'
+#!/bin/sh
+# Test double for the kubeadm init sequence: admin.conf with one cluster.
+printf 'apiVersion: v1\nclusters:\n- cluster:\n    server: https://10.42.1.100:6443\n  name: c\nkind: Config\n'
+SH
 chmod +x "$work/kubeadm.sh"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
 	-subj /CN=kubernetes -days 1 >/dev/null 2>&1

@@ -32,7 +32,11 @@ uuid=0B3E9C3A-8E6F-4C1E-9D2B-5A7F00000001
 zero=$(printf '0%.0s' $(seq 64))
 printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "$zero" >"$work/measurements.json"
 printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "${zero%?}1" >"$work/wrong.json"
-printf '#!/bin/sh\nprintf "apiVersion: v1\\nkind: Config\\nclusters:\\n- name: c\\n"\n' >"$work/kubeadm.sh"
+cat >"$work/kubeadm.sh" <<'SH'
+#!/bin/sh
+# Test double for the kubeadm init sequence: admin.conf with one cluster.
+printf 'apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: AAAA\n    server: https://10.42.1.100:6443\n  name: c\nkind: Config\n'
+SH
 chmod +x "$work/kubeadm.sh"
 
 # hkdf KEY_B64 SALT_B64 INFO: HKDF-SHA256 (RFC 5869), 32 bytes, hex
@@ -115,7 +119,7 @@ if start_init ok; then
 	[ $rc2 = 0 ] && [ ${#cid} = 64 ] || why="$why second"
 	[ "$(cat "$work/ok/cluster_id")" = "$cid" ] || why="$why cluster_id"
 	[ "$(od -An -tx1 -v "$work/ok/state_disk_key" | tr -d ' \n')" = "$want_disk" ] || why="$why disk_key"
-	grep -q 'kind: Config' "$work/ws/constellation-admin.conf" || why="$why kubeconfig"
+	grep -q '^    server: https://127.0.0.1:6443$' "$work/ws/constellation-admin.conf" || why="$why kubeconfig"
 	[ $rc = 0 ] || why="$why agent=$rc"
 	[ -z "$why" ] && pass $t || fail $t "wrong:$why; $out1; $out2"
 else
@@ -146,6 +150,28 @@ if [ $rc = 0 ] && [ $arc = 0 ] && [ "$(od -An -tx1 -v "$work/rec/state_disk_key"
 	pass $t
 else
 	fail $t "recover $rc ($out), agent $arc: $(tail -1 "$work/rec.log")"
+fi
+
+t=tools_init_refuses_a_kubeconfig_with_two_clusters
+tpm2_shutdown -T "$tpm" >/dev/null 2>&1
+kill $swtpm_pid
+wait $swtpm_pid 2>/dev/null
+start_swtpm
+printf '#!/bin/sh\nprintf -- "clusters:\\n- cluster:\\n  name: a\\n- cluster:\\n  name: b\\n"\n' >"$work/kubeadm.sh"
+rm -rf "$work/ws/constellation-admin.conf" "$work/ws/measurement-salt"
+if start_init two; then
+	out=$("$init" --workspace "$work/ws" apply --endpoint "127.0.0.1:$iport" \
+		--measurements "$work/measurements.json" --timeout 20 2>&1)
+	rc=$?
+	wait $ipid
+	if [ $rc = 1 ] && grep -q 'the kubeconfig has 2 clusters, want exactly one' <<<"$out" &&
+		[ ! -e "$work/ws/constellation-admin.conf" ]; then
+		pass $t
+	else
+		fail $t "exit $rc: $out"
+	fi
+else
+	fail $t "serve-init did not start: $(tail -1 "$work/two.log")"
 fi
 
 t=tools_recover_gives_up_on_an_unreachable_node_within_its_timeout

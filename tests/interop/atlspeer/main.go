@@ -584,7 +584,7 @@ func (s *initServer) Init(req *initproto.InitRequest, stream initproto.API_InitS
 	clusterID := deriveKey(deriveKey(key, salt, "key-measurementSecret"), req.MeasurementSalt, "key-clusterID")
 	fmt.Printf("REQ {\"cluster_id\":\"%x\",\"storage\":%q}\n", clusterID, req.StorageUri)
 	return stream.Send(&initproto.InitResponse{Kind: &initproto.InitResponse_InitSuccess{InitSuccess: &initproto.InitSuccessResponse{
-		Kubeconfig: []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: go\n"), ClusterId: clusterID,
+		Kubeconfig: []byte("apiVersion: v1\nclusters:\n- cluster:\n    server: https://10.42.1.100:6443\n  name: go\nkind: Config\n"), ClusterId: clusterID,
 	}}})
 }
 
