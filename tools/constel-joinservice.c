@@ -26,13 +26,15 @@ static const char usage[] =
     "usage: constel-joinservice --listen ADDR --master-secret FILE --measurement-salt FILE\n"
     "         --ca-cert FILE --ca-key FILE --api-endpoint HOST:PORT [--measurements FILE]\n"
     "         [--attestation qemu-vtpm|dummy] [--pki-dir DIR] [--components FILE]\n"
-    "         [--cert-sans A,B,...] [-v N]\n"
+    "         [--cert-sans A,B,...] [--token TOKEN] [-v N]\n"
     "\n"
     "Serves /join.API/IssueJoinTicket and /join.API/IssueRejoinTicket over aTLS (Constellation's\n"
     "JoinService, port 9090 / NodePort 30090). --measurement-salt holds the cluster's 32-byte\n"
     "salt in hex (constel-init writes it); --pki-dir the 8 control-plane files (ca.key, sa.key,\n"
     "front-proxy-ca.key, etcd/ca.key, ca.crt, sa.pub, front-proxy-ca.crt, etcd/ca.crt);\n"
-    "--components a JSON array of {url, hash, install_path, extract}. The measurements file is\n"
+    "--components a JSON array of {url, hash, install_path, extract}; --token the kubeadm\n"
+    "bootstrap token to hand out (default: a fresh random one per ticket, registered nowhere).\n"
+    "The measurements file is\n"
     "read again whenever it changes. -v N as the Go JoinService: 2 (default) events such as\n"
     "a new request, 4 general, 6 low-level details (expected measurements); never a key,\n"
     "token or secret. Stops on SIGTERM or SIGINT.\n"
@@ -45,7 +47,7 @@ static struct {
 	struct kms kms;
 	uint8_t salt[32];
 	struct ca *ca;
-	const char *endpoint, *pki_dir, *mpath, *sans;
+	const char *endpoint, *pki_dir, *mpath, *sans, *token;
 	json_object *components;
 	struct measurements m;
 	struct atls_validator v;
@@ -288,7 +290,10 @@ static void issue_join(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, 
 	resp->kubelet_cert.size = (pb_size_t)strlen(pem);
 	memcpy(resp->kubelet_cert.bytes, pem, strlen(pem));
 	snprintf(resp->api_server_endpoint, sizeof resp->api_server_endpoint, "%s", js.endpoint);
-	token(resp->token);
+	if (js.token)
+		snprintf(resp->token, sizeof resp->token, "%s", js.token);
+	else
+		token(resp->token);
 	hex_encode(js.ca->spki_hash, 32, hex, sizeof hex);
 	snprintf(resp->discovery_token_ca_cert_hash, sizeof resp->discovery_token_ca_cert_hash,
 		 "sha256:%s", hex);
@@ -373,6 +378,11 @@ int main(int argc, char **argv)
 	if (cli_opts_parse(argc - 1, argv + 1, opts, err, sizeof err) < 0 ||
 	    tool_validator(variant, js.mpath, &js.m, &js.v, err, sizeof err) < 0)
 		return fprintf(stderr, "constel-joinservice: %s\n", err), EXIT_USAGE;
+	if (js.token && (strlen(js.token) != 23 || js.token[6] != '.' ||
+			 strspn(js.token, "abcdefghijklmnopqrstuvwxyz0123456789.") != 23))
+		return fprintf(stderr,
+			       "constel-joinservice: --token: want [a-z0-9]{6}.[a-z0-9]{16}\n"),
+		       EXIT_USAGE;
 	/* Go's -v scale (the JoinService's): 2 events, 4 general, 6 low-level details. */
 	log_set_level(atoi(verbosity) >= 6   ? LOG_DEBUG
 		      : atoi(verbosity) >= 2 ? LOG_INFO

@@ -41,7 +41,7 @@ msalt=$(printf 'ab%.0s' $(seq 32))
 echo "$msalt" >"$work/msalt"
 "$tools/constel-joinservice" --listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json" \
 	--measurement-salt "$work/msalt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
-	--api-endpoint 10.42.1.100:6443 --attestation dummy 2>"$work/js.log" &
+	--api-endpoint 10.42.1.100:6443 --attestation dummy --token abcdef.0123456789abcdef 2>"$work/js.log" &
 for _ in $(seq 50); do
 	jport=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/js.log")
 	[ -n "$jport" ] && break
@@ -53,6 +53,8 @@ want_cid=$(hkdf "$(hkdf "$key" "$salt" key-measurementSecret)" "$msalt" key-clus
 if grep -q "^OK " <<<"$out" && grep -q "\"state_disk_key\":\"$want_key\"" <<<"$out" &&
 	grep -q "\"cluster_id\":\"$want_cid\"" <<<"$out" &&
 	grep -q '"kubelet_cn":"system:node:go-worker"' <<<"$out" &&
+	grep -q '"token":"abcdef.0123456789abcdef"' <<<"$out" &&
+	grep -q "\"ca_hash\":\"sha256:$(openssl x509 -in "$work/ca.crt" -pubkey -noout | openssl pkey -pubin -outform DER | sha256sum | cut -c1-64)\"" <<<"$out" &&
 	grep -q '"kubelet_ips":"\[10.42.2.200\]"' <<<"$out" &&
 	grep -q '"ssh_principals":\["10.42.2.200","go-worker"\]' <<<"$out"; then
 	pass $t

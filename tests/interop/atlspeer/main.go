@@ -546,6 +546,7 @@ func runFullJoinClient(o *options, addr, uuid, caPath string) error {
 	}
 	line, _ := json.Marshal(map[string]interface{}{
 		"state_disk_key": hex.EncodeToString(resp.StateDiskKey), "kubelet_cn": kc.Subject.CommonName,
+		"token": resp.Token, "ca_hash": resp.DiscoveryTokenCaCertHash,
 		"kubelet_ips": fmt.Sprint(kc.IPAddresses), "ssh_principals": cert.ValidPrincipals,
 		"cluster_id": hex.EncodeToString(deriveKey(resp.MeasurementSecret, resp.MeasurementSalt, "key-clusterID")),
 	})
