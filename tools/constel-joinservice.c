@@ -360,6 +360,7 @@ int main(int argc, char **argv)
 	    {"components", &comps, 0},
 	    {"cert-sans", &js.sans, 0},
 	    {"v", &verbosity, 0},
+	    {"token", &js.token, 0},
 	    {NULL, NULL, 0},
 	};
 	uint8_t key[32], salt[32];
