@@ -259,7 +259,7 @@ TEST(grpc_keepalive_pings_are_acked_by_our_client)
 	close(fd[0]);
 	close(fd[1]);
 	CHECK(r == 0);
-	if (sent < 5 || acked < sent - 1)
+	if (sent < 3 || acked < sent - 1)
 		harness_fail(__FILE__, __LINE__, "%d pings sent, %d acked", sent, acked);
 }
 
