@@ -348,20 +348,13 @@ int main(int argc, char **argv)
 	const char *listen = NULL, *ms = NULL, *saltf = NULL, *cacert = NULL, *cakey = NULL,
 		   *variant = "qemu-vtpm", *comps = NULL, *verbosity = "2";
 	struct opt opts[] = {
-	    {"listen", &listen, 1},
-	    {"master-secret", &ms, 1},
-	    {"measurement-salt", &saltf, 1},
-	    {"ca-cert", &cacert, 1},
-	    {"ca-key", &cakey, 1},
-	    {"api-endpoint", &js.endpoint, 1},
-	    {"measurements", &js.mpath, 0},
-	    {"attestation", &variant, 0},
-	    {"pki-dir", &js.pki_dir, 0},
-	    {"components", &comps, 0},
-	    {"cert-sans", &js.sans, 0},
-	    {"v", &verbosity, 0},
-	    {"token", &js.token, 0},
-	    {NULL, NULL, 0},
+	    {"listen", &listen, 1},	     {"master-secret", &ms, 1},
+	    {"measurement-salt", &saltf, 1}, {"ca-cert", &cacert, 1},
+	    {"ca-key", &cakey, 1},	     {"api-endpoint", &js.endpoint, 1},
+	    {"measurements", &js.mpath, 0},  {"attestation", &variant, 0},
+	    {"pki-dir", &js.pki_dir, 0},     {"components", &comps, 0},
+	    {"cert-sans", &js.sans, 0},	     {"v", &verbosity, 0},
+	    {"token", &js.token, 0},	     {NULL, NULL, 0},
 	};
 	uint8_t key[32], salt[32];
 	char err[300], *ct = NULL, *kt = NULL, *st = NULL, *text;
