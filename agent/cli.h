@@ -45,5 +45,6 @@ int cli_opts_parse(int argc, char **argv, struct opt *opts, char *err, size_t er
 int cmd_join(const struct cli *c);   /* join, rejoin */
 int cmd_serve(const struct cli *c);  /* serve-init, serve-recover */
 int cmd_attest(const struct cli *c); /* attest */
+int cmd_disk_state(const struct cli *c); /* disk-state */
 
 #endif

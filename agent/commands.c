@@ -1,13 +1,16 @@
 /* The host commands: join, rejoin, serve-init and serve-recover (see usage in main.c). Each
  * parses its own options, then runs the flow function the boot path will use. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attest/attest.h"
 #include "base/base.h"
 #include "cli.h"
+#include "disk/disk.h"
 #include "flow/flow.h"
 
 static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
@@ -217,4 +220,39 @@ int cmd_attest(const struct cli *c)
 	putchar('\n');
 	free(doc);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILURE_RUN;
+}
+
+int cmd_disk_state(const struct cli *c)
+{
+	static const char *const names[] = {"new", "not-initialized", "initialized"};
+	struct luks2_info info = {0};
+	uint8_t *buf;
+	char err[256];
+	size_t n = 0;
+	int fd, r;
+
+	if (c->argc != 1 || c->argv[0][0] == '-')
+		return usage_error(c->command, "want exactly one DEVICE");
+	fd = open(c->argv[0], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return log_err(-errno, "disk-state: %s", c->argv[0]), EXIT_FAILURE_RUN;
+	buf = malloc(LUKS2_HDR_MAX);
+	while (buf && n < LUKS2_HDR_MAX) { /* a copy of the header: the disk is never written */
+		ssize_t k = read(fd, buf + n, LUKS2_HDR_MAX - n);
+
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	if (!buf)
+		return EXIT_FAILURE_RUN;
+	r = luks2_classify(buf, n, &info, err, sizeof err);
+	free(buf);
+	if (r < 0) {
+		log_error("disk-state: %s: refused: %s", c->argv[0], err);
+		return EXIT_FAILURE_RUN;
+	}
+	printf("%s%s%s\n", names[r], info.uuid[0] ? " " : "", info.uuid);
+	return EXIT_OK;
 }

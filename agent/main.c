@@ -22,6 +22,9 @@ static const char usage[] =
     "  serve-init       serve the init API until one Init succeeded\n"
     "  serve-recover    serve one Recover call\n"
     "  attest           print a qemu-vtpm attestation document (a debugging aid)\n"
+    "  disk-state DEV   what the boot would do with the state disk DEV: new, not-initialized\n"
+    "                   or initialized (and its LUKS UUID); a header that fails the strict\n"
+    "                   check is refused (exit 1). Reads a copy of the header only.\n"
     "\n"
     "  join --endpoint HOST:PORT --name N --role worker|control-plane --disk-uuid U\n"
     "       [--ip IP] --ssh-host-key FILE --out DIR [--timeout S] [--attestation V]\n"
@@ -75,6 +78,8 @@ int main(int argc, char **argv)
 		return cmd_serve(&cli);
 	if (!strcmp(cli.command, "attest"))
 		return cmd_attest(&cli);
+	if (!strcmp(cli.command, "disk-state"))
+		return cmd_disk_state(&cli);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

@@ -1,0 +1,242 @@
+/* The LUKS2 header check of spec §6.2, on a copy of the header: the binary header (magic,
+ * version, size, checksum), then the JSON metadata decoded strictly (no field beyond what
+ * LUKS2 defines) with Constellation's rules for every keyslot, segment and digest, then
+ * token 0. The Go disk-mapper refuses the same headers, so a swapped header (cipher_null, a
+ * weak KDF, no integrity key) stops the boot instead of being used or reformatted. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bearssl.h>
+#include <json-c/json.h>
+
+#include "base/base.h"
+#include "disk.h"
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Every key of o must be in the NULL-ended list. */
+static int only(json_object *o, const char *const *keys, const char *where, char *err,
+		size_t errlen)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return errbuf_set(err, errlen, "LUKS2 header: %s is not an object", where);
+	json_object_object_foreach(o, k, v)
+	{
+		const char *const *p;
+
+		(void)v;
+		for (p = keys; *p && strcmp(*p, k); p++)
+			;
+		if (!*p)
+			return errbuf_set(err, errlen, "LUKS2 header: %s: unknown field '%.32s'",
+					  where, k);
+	}
+	return 0;
+}
+
+static const char *str(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+		   ? json_object_get_string(v)
+		   : "";
+}
+
+static int64_t num(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_int)
+		   ? json_object_get_int64(v)
+		   : -1;
+}
+
+static json_object *obj(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+#define WANT(cond, ...)                                              \
+	do {                                                         \
+		if (!(cond))                                         \
+			return errbuf_set(err, errlen, __VA_ARGS__); \
+	} while (0)
+
+static int check_keyslot(const char *id, json_object *k, char *err, size_t errlen)
+{
+	static const char *const ks[] = {"type", "key_size", "af", "area", "kdf", "priority", NULL};
+	static const char *const af[] = {"type", "stripes", "hash", NULL};
+	static const char *const area[] = {"type",	 "offset",   "size",
+					   "encryption", "key_size", NULL};
+	static const char *const kdf[] = {"type", "time", "memory",	"cpus",
+					  "salt", "hash", "iterations", NULL};
+	char where[64];
+	int r;
+
+	snprintf(where, sizeof where, "keyslot %.8s", id);
+	if ((r = only(k, ks, where, err, errlen)) < 0 ||
+	    (r = only(obj(k, "af"), af, "keyslot af", err, errlen)) < 0 ||
+	    (r = only(obj(k, "area"), area, "keyslot area", err, errlen)) < 0 ||
+	    (r = only(obj(k, "kdf"), kdf, "keyslot kdf", err, errlen)) < 0)
+		return r;
+	WANT(!strcmp(str(k, "type"), "luks2"), "LUKS2 header: %s: type is not luks2", where);
+	WANT(num(k, "key_size") == 64 || num(k, "key_size") == 96,
+	     "LUKS2 header: %s: key_size %lld, want 64 or 96", where,
+	     (long long)num(k, "key_size"));
+	WANT(!strcmp(str(obj(k, "af"), "type"), "luks1") && num(obj(k, "af"), "stripes") == 4000 &&
+		 !strcmp(str(obj(k, "af"), "hash"), "sha256"),
+	     "LUKS2 header: %s: af is not luks1 with 4000 stripes and sha256", where);
+	WANT(!strcmp(str(obj(k, "area"), "type"), "raw") &&
+		 !strcmp(str(obj(k, "area"), "encryption"), "aes-xts-plain64") &&
+		 num(obj(k, "area"), "key_size") == 64,
+	     "LUKS2 header: %s: area is not raw aes-xts-plain64 with key_size 64", where);
+	WANT(!strcmp(str(obj(k, "kdf"), "type"), "argon2id") && num(obj(k, "kdf"), "memory") > 0 &&
+		 str(obj(k, "kdf"), "salt")[0],
+	     "LUKS2 header: %s: kdf is not argon2id with memory and a salt", where);
+	return 0;
+}
+
+static int check_segment(const char *id, json_object *s, char *err, size_t errlen)
+{
+	static const char *const seg[] = {"type",      "offset",     "size",
+					  "iv_tweak",  "encryption", "sector_size",
+					  "integrity", "flags",	     NULL};
+	static const char *const integ[] = {"type", "journal_encryption", "journal_integrity",
+					    NULL};
+	json_object *in = obj(s, "integrity");
+	char where[64];
+	int r;
+
+	snprintf(where, sizeof where, "segment %.8s", id);
+	if ((r = only(s, seg, where, err, errlen)) < 0 ||
+	    (in && (r = only(in, integ, "segment integrity", err, errlen)) < 0))
+		return r;
+	WANT(!strcmp(str(s, "type"), "crypt"), "LUKS2 header: %s: type is not crypt", where);
+	WANT(num(s, "sector_size") == 4096, "LUKS2 header: %s: sector_size %lld, want 4096", where,
+	     (long long)num(s, "sector_size"));
+	WANT(!strcmp(str(s, "iv_tweak"), "0"), "LUKS2 header: %s: iv_tweak is not \"0\"", where);
+	WANT(!strcmp(str(s, "encryption"), "aes-xts-plain64"),
+	     "LUKS2 header: %s: encryption '%.32s', want aes-xts-plain64", where,
+	     str(s, "encryption"));
+	WANT(!in || (!strcmp(str(in, "type"), "hmac(sha256)") &&
+		     !strcmp(str(in, "journal_encryption"), "none") &&
+		     !strcmp(str(in, "journal_integrity"), "none")),
+	     "LUKS2 header: %s: integrity is not hmac(sha256) without journal", where);
+	return 0;
+}
+
+static int check_digest(const char *id, json_object *d, char *err, size_t errlen)
+{
+	static const char *const dig[] = {"type",	"keyslots", "segments", "hash",
+					  "iterations", "salt",	    "digest",	NULL};
+	char where[64];
+	int r;
+
+	snprintf(where, sizeof where, "digest %.8s", id);
+	if ((r = only(d, dig, where, err, errlen)) < 0)
+		return r;
+	WANT(!strcmp(str(d, "type"), "pbkdf2") && !strcmp(str(d, "hash"), "sha256") &&
+		 str(d, "salt")[0] && str(d, "digest")[0],
+	     "LUKS2 header: %s: not pbkdf2 sha256 with a salt and a digest", where);
+	return 0;
+}
+
+static int initialized_token(json_object *tokens)
+{
+	json_object *t = obj(tokens, "0"), *ks, *init;
+
+	return t && json_object_is_type(t, json_type_object) &&
+	       !strcmp(str(t, "type"), "constellation-state-disk") && (ks = obj(t, "keyslots")) &&
+	       json_object_is_type(ks, json_type_array) && (init = obj(t, "diskIsInitialized")) &&
+	       json_object_is_type(init, json_type_boolean) && json_object_get_boolean(init);
+}
+
+int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char *err,
+		   size_t errlen)
+{
+	static const char *const top[] = {"keyslots", "tokens", "segments",
+					  "digests",  "config", NULL};
+	uint8_t csum[32], zero[64] = {0};
+	br_sha256_context h;
+	json_tokener *tok;
+	json_object *root, *part;
+	uint64_t size;
+	size_t jlen;
+	int r;
+
+	if (len < 4096 || memcmp(buf, "LUKS\xba\xbe", 6))
+		return DISK_NEW;
+	if (buf[6] != 0 || buf[7] != 2)
+		return errbuf_set(err, errlen, "LUKS2 header: version %u, want 2",
+				  (unsigned)(buf[6] << 8 | buf[7]));
+	size = be64(buf + 8);
+	if (size < 16384 || size > LUKS2_HDR_MAX || size % 4096 || size > len)
+		return errbuf_set(err, errlen,
+				  "LUKS2 header: hdr_size %llu is invalid or truncated",
+				  (unsigned long long)size);
+	if (strncmp((const char *)buf + 72, "sha256", 32))
+		return errbuf_set(err, errlen, "LUKS2 header: checksum_alg is not sha256");
+	/* The checksum covers the whole header area with the csum field (at 448) zeroed. */
+	br_sha256_init(&h);
+	br_sha256_update(&h, buf, 448);
+	br_sha256_update(&h, zero, 64);
+	br_sha256_update(&h, buf + 512, (size_t)size - 512);
+	br_sha256_out(&h, csum);
+	if (memcmp(csum, buf + 448, 32))
+		return errbuf_set(err, errlen, "LUKS2 header: checksum mismatch");
+	jlen = strnlen((const char *)buf + 4096, (size_t)size - 4096);
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	root = json_tokener_parse_ex(tok, (const char *)buf + 4096, (int)jlen);
+	r = -EINVAL;
+	if (!root || json_tokener_get_parse_end(tok) != jlen) {
+		errbuf_set(err, errlen, "LUKS2 header: the JSON area does not parse");
+		goto out;
+	}
+	if ((r = only(root, top, "metadata", err, errlen)) < 0)
+		goto out;
+	r = -EINVAL;
+	if (!(part = obj(root, "keyslots")) || !json_object_is_type(part, json_type_object) ||
+	    !obj(root, "segments") || !obj(root, "digests") || !obj(root, "tokens")) {
+		errbuf_set(err, errlen,
+			   "LUKS2 header: keyslots, segments, digests or tokens missing");
+		goto out;
+	}
+	json_object_object_foreach(part, kid,
+				   kv) if ((r = check_keyslot(kid, kv, err, errlen)) < 0) goto out;
+	part = obj(root, "segments");
+	if (!json_object_is_type(part, json_type_object) || !json_object_object_length(part)) {
+		r = errbuf_set(err, errlen, "LUKS2 header: no segments");
+		goto out;
+	}
+	json_object_object_foreach(part, sid,
+				   sv) if ((r = check_segment(sid, sv, err, errlen)) < 0) goto out;
+	part = obj(root, "digests");
+	if (!json_object_is_type(part, json_type_object)) {
+		r = errbuf_set(err, errlen, "LUKS2 header: digests is not an object");
+		goto out;
+	}
+	json_object_object_foreach(part, did,
+				   dv) if ((r = check_digest(did, dv, err, errlen)) < 0) goto out;
+	if (info) {
+		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + 168);
+		info->hdr_size = size;
+	}
+	r = initialized_token(obj(root, "tokens")) ? DISK_INITIALIZED : DISK_NOT_INITIALIZED;
+out:
+	json_object_put(root);
+	json_tokener_free(tok);
+	return r;
+}
