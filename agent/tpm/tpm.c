@@ -13,6 +13,7 @@
 #include <tss2/tss2_tcti_swtpm.h>
 
 #include "base/base.h"
+#include "base/eventlog.h"
 #include "tpm.h"
 
 struct tpm {
@@ -326,21 +327,6 @@ int tpm_ak(struct tpm *t, uint8_t *pub, size_t cap, size_t *pub_len)
 	return marshal_public(&out.publicArea, pub, cap, pub_len);
 }
 
-static const br_hash_class *hash_class(uint16_t alg)
-{
-	switch (alg) {
-	case TPM_ALG_SHA1:
-		return &br_sha1_vtable;
-	case TPM_ALG_SHA256:
-		return &br_sha256_vtable;
-	case TPM_ALG_SHA384:
-		return &br_sha384_vtable;
-	case TPM_ALG_SHA512:
-		return &br_sha512_vtable;
-	}
-	return NULL;
-}
-
 int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, size_t qlen,
 	      struct tpm_quote *q)
 {
@@ -383,7 +369,7 @@ int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, 
 	off = 0;
 	if (Tss2_MU_TPMS_ATTEST_Unmarshal(q->attest, q->attest_len, &off, &att) !=
 		TSS2_RC_SUCCESS ||
-	    att.type != TPM2_ST_ATTEST_QUOTE || !(hc = hash_class(sig.signature.rsassa.hash)))
+	    att.type != TPM2_ST_ATTEST_QUOTE || !(hc = eventlog_hash(sig.signature.rsassa.hash)))
 		return log_err(-EIO, "tpm: the quote does not parse");
 	hc->init(&h.vtable);
 	for (int i = 0; i < TPM_PCRS; i++)
