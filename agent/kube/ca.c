@@ -252,6 +252,20 @@ void ca_wipe(struct ca *ca)
 	secret_wipe(ca, sizeof *ca);
 }
 
+/* The signature AlgorithmIdentifier for the CA's key (in the TBS and around the signature). */
+static void put_sigalg(struct der_out *d, const struct ca *ca)
+{
+	size_t s = der_begin(d);
+
+	if (ca->key_type == BR_KEYTYPE_RSA) {
+		der_put_tlv(d, DER_OID, oid_rsa_sha256, sizeof oid_rsa_sha256);
+		der_put_tlv(d, DER_NULL, NULL, 0);
+	} else {
+		der_put_tlv(d, DER_OID, oid_ecdsa_sha256, sizeof oid_ecdsa_sha256);
+	}
+	der_end(d, s, DER_SEQUENCE);
+}
+
 int ca_sign_kubelet(const struct ca *ca, const struct csr_info *c, time_t now, char *pem,
 		    size_t cap)
 {
@@ -272,14 +286,7 @@ int ca_sign_kubelet(const struct ca *ca, const struct csr_info *c, time_t now, c
 	der_put_tlv(&d, DER_INTEGER, "\x02", 1);
 	der_end(&d, s, 0xa0);
 	der_put_uint(&d, serial, sizeof serial);
-	s = der_begin(&d);
-	if (ca->key_type == BR_KEYTYPE_RSA) {
-		der_put_tlv(&d, DER_OID, oid_rsa_sha256, sizeof oid_rsa_sha256);
-		der_put_tlv(&d, DER_NULL, NULL, 0);
-	} else {
-		der_put_tlv(&d, DER_OID, oid_ecdsa_sha256, sizeof oid_ecdsa_sha256);
-	}
-	der_end(&d, s, DER_SEQUENCE);
+	put_sigalg(&d, ca);
 	der_put_raw(&d, ca->subject_raw.p, ca->subject_raw.len);
 	s = der_begin(&d);
 	der_put_time(&d, now - 2 * 3600);
@@ -341,14 +348,7 @@ int ca_sign_kubelet(const struct ca *ca, const struct csr_info *c, time_t now, c
 			goto out;
 		}
 	}
-	s = der_begin(&d);
-	if (ca->key_type == BR_KEYTYPE_RSA) {
-		der_put_tlv(&d, DER_OID, oid_rsa_sha256, sizeof oid_rsa_sha256);
-		der_put_tlv(&d, DER_NULL, NULL, 0);
-	} else {
-		der_put_tlv(&d, DER_OID, oid_ecdsa_sha256, sizeof oid_ecdsa_sha256);
-	}
-	der_end(&d, s, DER_SEQUENCE);
+	put_sigalg(&d, ca);
 	der_put_tlv(&d, DER_BIT_STRING, sig, siglen + 1);
 	der_end(&d, cert, DER_SEQUENCE);
 	if ((r = d.err) < 0)
