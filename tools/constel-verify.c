@@ -12,6 +12,7 @@
 #include "attest/attest.h"
 #include "base/base.h"
 #include "deps_versions.h"
+#include "tool.h"
 
 static const char usage[] =
     "usage: constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC\n"
@@ -23,52 +24,14 @@ static const char usage[] =
     "--user-data also requires the document to vouch for exactly these bytes.\n"
     "Exit codes: 0 valid, 1 refused (the last line says why), 2 wrong command line.\n";
 
+/* A file without its trailing line ends; documents and measurements are far below 64 MiB. */
 static int read_all(const char *path, char **ret, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap + 1);
+	int r = tool_read_file_max(path, 64u << 20, ret, len);
 
-	if (fd < 0 || !b) {
-		int r = fd < 0 ? -errno : -ENOMEM;
-
-		free(b);
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *nb = cap < (64u << 20) ? realloc(b, 2 * cap + 1) : NULL;
-
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -EFBIG;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			r = -errno;
-			free(b);
-			close(fd);
-			return (int)r;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))
-		n--;
-	b[n] = '\0';
-	*ret = b;
-	*len = n;
-	return 0;
+	while (r == 0 && *len && ((*ret)[*len - 1] == '\n' || (*ret)[*len - 1] == '\r'))
+		(*ret)[--*len] = '\0';
+	return r;
 }
 
 int main(int argc, char **argv)

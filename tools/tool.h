@@ -15,31 +15,66 @@
 #include "base/base.h"
 #include "cli.h"
 
-/* Reads a whole small file (at most 1 MiB) into a NUL-terminated buffer. */
-static inline int tool_read_file(const char *path, char **ret, size_t *len)
+/* Reads a whole file of at most max bytes into a NUL-terminated buffer; -EFBIG when it is
+ * larger (nothing is cut off silently). */
+static inline int tool_read_file_max(const char *path, size_t max, char **ret, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 20, n = 0;
-	char *b;
+	size_t cap = max < 65536 ? max : 65536, n = 0;
+	char *b, *nb;
 
 	if (fd < 0)
 		return -errno;
 	b = malloc(cap + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
 	for (;;) {
-		ssize_t r = read(fd, b + n, cap - n);
+		ssize_t r;
 
-		if (r <= 0 || (n += (size_t)r) == cap)
+		if (!b) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (n == cap) {
+			if (cap == max) { /* one byte more would not fit */
+				char c;
+
+				r = read(fd, &c, 1);
+				if (r == 0)
+					break;
+				free(b);
+				close(fd);
+				return r < 0 ? -errno : -EFBIG;
+			}
+			cap = cap * 2 < max ? cap * 2 : max;
+			nb = realloc(b, cap + 1);
+			if (!nb)
+				free(b);
+			b = nb;
+			continue;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			free(b);
+			close(fd);
+			return (int)r;
+		}
+		if (r == 0)
 			break;
+		n += (size_t)r;
 	}
 	close(fd);
 	b[n] = '\0';
 	*ret = b;
 	*len = n;
 	return 0;
+}
+
+/* A small file (configuration, keys, hashes): at most 1 MiB. */
+static inline int tool_read_file(const char *path, char **ret, size_t *len)
+{
+	return tool_read_file_max(path, 1 << 20, ret, len);
 }
 
 /* The validators for --attestation V and --measurements FILE. */
