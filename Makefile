@@ -55,7 +55,9 @@ MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections $(PB_DEFS)
 MUSL_LIBS := -L$(DEPS)/lib \
 	$(shell PKG_CONFIG_LIBDIR=$(DEPS)/lib/pkgconfig pkg-config --static --libs libcryptsetup) \
 	-lnghttp2 -ltss2-sys -ltss2-mu -ltss2-tcti-device $(BUILD)/lib/libtss2-tcti-swtpm.a -ltss2-rc \
-	-lbearssl -lsodium -lz
+	-lbearssl $(BUILD)/lib/libsodium.a -lz
+# archives the Makefile adapts from the prefix (rules below)
+MUSL_LIB_DEPS := $(BUILD)/lib/libtss2-tcti-swtpm.a $(BUILD)/lib/libsodium.a
 MUSL_OBJS := $(patsubst %.c,$(BUILD)/musl/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/musl/nanopb/%.o)
 
 # ---- the test build: host compiler, Debian's -dev libraries, ASan + UBSan ----
@@ -64,7 +66,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
 	-I/usr/include/bearssl
 TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz -ltss2-sys -ltss2-mu -ltss2-tcti-device \
-	-ltss2-tcti-swtpm -ljson-c
+	-ltss2-tcti-swtpm -ljson-c -lcryptsetup
 TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/test/nanopb/%.o)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
 
@@ -124,11 +126,22 @@ $(BUILD)/lib/libtss2-tcti-swtpm.a: $(DEPS)/lib/libtss2-tcti-swtpm.a
 	@mkdir -p $(dir $@)
 	objcopy --localize-symbol=Tss2_Tcti_Info $< $@
 
+# libsodium's argon2 and libcryptsetup's internal one define the same global functions
+# (finalize, initialize, fill_memory_blocks, ...); sodium_init pulls libsodium's in. Our copy
+# of libsodium renames its side of every clash (definitions and references alike), so each
+# library keeps calling its own argon2.
+$(BUILD)/lib/libsodium.a: $(DEPS)/lib/libsodium.a $(DEPS)/lib/libcryptsetup.a
+	@mkdir -p $(dir $@)
+	comm -12 <(nm -g --defined-only $< 2>/dev/null | awk 'NF == 3 {print $$3}' | sort -u) \
+		<(nm -g --defined-only $(DEPS)/lib/libcryptsetup.a 2>/dev/null | \
+		awk 'NF == 3 {print $$3}' | sort -u) | awk '{print $$1, "constel_sodium_" $$1}' >$@.syms
+	objcopy --redefine-syms=$@.syms $< $@
+
 $(BUILD)/libconstel.a: $(MUSL_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/constel-agent: $(patsubst %.c,$(BUILD)/musl/%.o,$(AGENT_SRCS)) $(BUILD)/libconstel.a \
-		$(BUILD)/lib/libtss2-tcti-swtpm.a
+		$(MUSL_LIB_DEPS)
 	$(MUSL_CC) -static -Wl,--gc-sections -Wl,-Map=$@.map -o $@ $(filter %.o %/libconstel.a,$^) \
 		$(MUSL_LIBS)
 
@@ -165,7 +178,7 @@ $(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJS)
 test-build: $(TEST_BINS)
 fuzz-build: $(FUZZ_BINS)
 
-test: agent tools test-build fuzz-build $(BUILD)/bench/join_bench
+test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/bench/join_bench
 	@tests/run.sh
 
 # Until the QEMU boot exists (issue 8) there is nothing to run; say so rather than pretend.
@@ -173,22 +186,29 @@ run: agent
 	@qemu-tests/run-main.sh
 
 # Host tools: static musl programs on the agent's library, like the agent.
-$(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(BUILD)/lib/libtss2-tcti-swtpm.a
+$(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
+
+# Test programs that run as /init of a test initrd inside QEMU (tests/vm), built like the agent.
+$(BUILD)/vm/%: $(BUILD)/musl/tests/vm/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 # The join-latency bench client, built exactly like the agent.
 $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libconstel.a \
-		$(BUILD)/lib/libtss2-tcti-swtpm.a
+		$(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-bench: agent tools $(BUILD)/bench/join_bench
+bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk
 	@tests/bench/size.sh $(BUILD)
 	@echo
 	@tests/bench/join-latency.sh $(BUILD)
 	@echo
 	@tests/bench/joinservice.sh $(BUILD)
+	@echo
+	@tests/bench/disk-vm.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build

@@ -226,33 +226,43 @@ int cmd_disk_state(const struct cli *c)
 {
 	static const char *const names[] = {"new", "not-initialized", "initialized"};
 	struct luks2_info info = {0};
-	uint8_t *buf;
 	char err[256];
-	size_t n = 0;
-	int fd, r;
+	int r;
 
 	if (c->argc != 1 || c->argv[0][0] == '-')
 		return usage_error(c->command, "want exactly one DEVICE");
-	fd = open(c->argv[0], O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return log_err(-errno, "disk-state: %s", c->argv[0]), EXIT_FAILURE_RUN;
-	buf = malloc(LUKS2_HDR_MAX);
-	while (buf && n < LUKS2_HDR_MAX) { /* a copy of the header: the disk is never written */
-		ssize_t k = read(fd, buf + n, LUKS2_HDR_MAX - n);
-
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	if (!buf)
-		return EXIT_FAILURE_RUN;
-	r = luks2_classify(buf, n, &info, err, sizeof err);
-	free(buf);
+	r = disk_classify(c->argv[0], &info, err, sizeof err); /* reads a copy of the headers */
 	if (r < 0) {
 		log_error("disk-state: %s: refused: %s", c->argv[0], err);
 		return EXIT_FAILURE_RUN;
 	}
 	printf("%s%s%s\n", names[r], info.uuid[0] ? " " : "", info.uuid);
+	return EXIT_OK;
+}
+
+int cmd_disk_prepare(const struct cli *c)
+{
+	const char *kdf_s = "min", *mapping = DISK_MAPPING;
+	struct opt opts[] = {
+	    {"kdf", &kdf_s, 0},
+	    {"mapping", &mapping, 0},
+	    {NULL, NULL, 0},
+	};
+	enum disk_kdf kdf;
+	struct disk d;
+	char err[256];
+	int r;
+
+	if (c->argc < 1 || c->argv[0][0] == '-')
+		return usage_error(c->command, "want DEVICE first");
+	if (cli_opts_parse(c->argc - 1, c->argv + 1, opts, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	if (disk_kdf_parse(kdf_s, &kdf) < 0)
+		return usage_error(c->command, "option --kdf: min or constellation");
+	r = disk_prepare(&d, c->argv[0], mapping, kdf);
+	disk_close(&d);
+	if (r < 0)
+		return EXIT_FAILURE_RUN;
+	printf("%s %s\n", r == DISK_INITIALIZED ? "initialized" : "formatted", d.uuid);
 	return EXIT_OK;
 }

@@ -25,6 +25,10 @@ static const char usage[] =
     "  disk-state DEV   what the boot would do with the state disk DEV: new, not-initialized\n"
     "                   or initialized (and its LUKS UUID); a header that fails the strict\n"
     "                   check is refused (exit 1). Reads a copy of the header only.\n"
+    "  disk-prepare DEV what the boot does with it: formats a new or not-initialized disk\n"
+    "                   (LUKS2 with integrity, wiped, open as /dev/mapper/state) and prints\n"
+    "                   \"formatted UUID\"; leaves an initialized disk alone and prints\n"
+    "                   \"initialized UUID\". Needs device-mapper (root, in the guest).\n"
     "\n"
     "  join --endpoint HOST:PORT --name N --role worker|control-plane --disk-uuid U\n"
     "       [--ip IP] --ssh-host-key FILE --out DIR [--timeout S] [--attestation V]\n"
@@ -33,6 +37,7 @@ static const char usage[] =
     "       --kubeadm CMD [--kubeadm-timeout S] [--attestation V]\n"
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
     "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
+    "  disk-prepare DEV [--kdf min|constellation] [--mapping NAME]\n"
     "\n"
     "  FILE for --ssh-host-key is an OpenSSH ed25519 key (created when missing). Files in DIR\n"
     "  are created with mode 0600 and never overwritten. --timeout defaults to 30 s,\n"
@@ -80,6 +85,8 @@ int main(int argc, char **argv)
 		return cmd_attest(&cli);
 	if (!strcmp(cli.command, "disk-state"))
 		return cmd_disk_state(&cli);
+	if (!strcmp(cli.command, "disk-prepare"))
+		return cmd_disk_prepare(&cli);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

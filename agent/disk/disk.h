@@ -1,13 +1,26 @@
-/* The state disk (spec §6). So far: deciding from the LUKS2 header alone what a disk is, with
- * the strict header check of §6.2 that refuses (never reformats) a header someone may have
- * swapped, e.g. for cipher_null. */
+/* The state disk (spec §6): finding it, deciding from a copy of its LUKS2 header what it is
+ * (the strict check of §6.2 refuses, never reformats, a header someone may have swapped, e.g.
+ * for cipher_null), formatting a new or not-initialized disk, changing keyslot 0 to the key
+ * the cluster hands out, unlocking an initialized disk, the reset after a fatal error, the
+ * filesystem and the node-state file of §6.5.
+ *
+ * Data safety rule: the only code that formats is disk_format(), and it reads the header
+ * again right before formatting and refuses when the token says initialized or the header
+ * fails the check. The token becomes "initialized" only after keyslot 0 holds the key. */
 #ifndef CONSTEL_DISK_H
 #define CONSTEL_DISK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define LUKS2_HDR_MAX (4 * 1024 * 1024) /* binary header + JSON area, the largest LUKS2 allows */
+struct secret;
+struct crypt_device;
+
+#define LUKS2_HDR_MAX	(4 * 1024 * 1024) /* binary header + JSON area, the largest LUKS2 allows */
+#define DISK_KEY_LEN	32		  /* the state-disk key and the first boot's passphrase */
+#define DISK_MAPPING	"state"		  /* /dev/mapper/state */
+#define DISK_MOUNT	"/run/state"
+#define NODE_STATE_PATH "constellation/node_state.json" /* under the mount */
 
 enum disk_state {
 	DISK_NEW = 0,		  /* not LUKS2: format it */
@@ -25,5 +38,74 @@ struct luks2_info {
  * header is LUKS2 but fails the check (the caller must refuse the disk, not format it). */
 int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char *err,
 		   size_t errlen);
+
+/* The state disk of a CSP (§6.1), or override when set; symlinks resolved. -ENOENT with one
+ * line logged when the CSP is unknown or the device is missing. */
+int disk_find(const char *csp, const char *override, char *out, size_t outlen);
+/* Reads a copy of both LUKS2 headers (at most 2 * LUKS2_HDR_MAX bytes) and classifies it as
+ * luks2_classify does. The disk is only read. */
+int disk_classify(const char *path, struct luks2_info *info, char *err, size_t errlen);
+
+/* The PBKDF of our keyslots. Their passphrases are 32 random bytes, so a slow KDF buys
+ * nothing: MIN is argon2id at libcryptsetup's least cost; CONSTELLATION is the Go
+ * disk-mapper's (argon2id benchmarked to 2 s, 64 MiB, 4 threads). */
+enum disk_kdf {
+	DISK_KDF_MIN = 0,
+	DISK_KDF_CONSTELLATION = 1,
+};
+/* "min" or "constellation" -> enum; -EINVAL otherwise. */
+int disk_kdf_parse(const char *s, enum disk_kdf *kdf);
+
+struct disk {
+	char path[256];
+	char name[64]; /* the mapping: DISK_MAPPING unless a test names another */
+	char uuid[40]; /* lowercase, as the join service derives the key from it */
+	enum disk_state state;
+	enum disk_kdf kdf;
+	struct crypt_device *cd;
+	struct secret *pass; /* first boot: keyslot 0's temporary passphrase until disk_set_key */
+	/* measured, for the boot timeline and the bench */
+	uint64_t wipe_bytes, wipe_ns, format_ns;
+	uint64_t unlock_ns; /* the last disk_unlock (activation) or disk_check_key (keyslot) */
+};
+
+/* Classifies path and fills d (name NULL: DISK_MAPPING). Returns the enum disk_state, or
+ * -EINVAL when the header is refused (one line logged naming the field; nothing written). */
+int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf kdf);
+/* First boot (§6.3) on a new or not-initialized disk: LUKS2 with aes-xts-plain64 and
+ * hmac(sha256) integrity, 4096-byte sectors, keyslot 0 with a random passphrase, the data
+ * area wiped (progress lines), token 0 not initialized, mapping d->name activated. */
+int disk_format(struct disk *d);
+/* The boot path's entry: disk_open, then disk_format unless the disk is initialized. Returns
+ * DISK_INITIALIZED (unlock it with the key the cluster returns) or DISK_NOT_INITIALIZED
+ * (freshly formatted and open; give it the key with disk_set_key). */
+int disk_prepare(struct disk *d, const char *path, const char *name, enum disk_kdf kdf);
+/* The key arrived (join, init): keyslot 0 changes from the passphrase to key, then token 0
+ * says initialized. Before this returns 0 nothing marks the disk initialized. */
+int disk_set_key(struct disk *d, const struct secret *key);
+/* Reboot path: an initialized disk activated as d->name with key. A wrong key: -EPERM with one
+ * line, nothing changed. */
+int disk_unlock(struct disk *d, const struct secret *key);
+/* Whether key opens keyslot 0, without activating anything (0 yes, -EPERM no); the time the
+ * keyslot took (PBKDF and volume-key check) is in d->unlock_ns. */
+int disk_check_key(struct disk *d, const void *key, size_t len);
+/* The reset of §6.2 after a fatal error past the node lock: token 0 set to not initialized,
+ * so the next boot formats. Refuses a header that fails the check. */
+int disk_reset(const char *path);
+/* Frees the libcryptsetup handle and the passphrase; the mapping stays active. */
+void disk_close(struct disk *d);
+/* Removes the mapping name (if active). */
+int disk_deactivate(const char *name);
+
+/* ext4 on the mapping (first boot) with the mke2fs binary at mke2fs. */
+int disk_mkfs(const char *mke2fs, const char *dev);
+
+/* The node-state file of §6.5, as Go's json.MarshalIndent with tabs writes it (mode 0600).
+ * role is "ControlPlane" or "Worker". */
+int node_state_write(const char *path, const char *role, const uint8_t salt[32]);
+/* Parses a node-state file; MeasurementSalt must decode to exactly 32 bytes. -EINVAL with
+ * one line in err otherwise. */
+int node_state_parse(const char *buf, size_t len, uint8_t salt[32], char *err, size_t errlen);
+int node_state_read(const char *path, uint8_t salt[32]);
 
 #endif

@@ -162,44 +162,46 @@ static int initialized_token(json_object *tokens)
 	       json_object_is_type(init, json_type_boolean) && json_object_get_boolean(init);
 }
 
-int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char *err,
-		   size_t errlen)
+/* Checks one binary header and its JSON area (h points at it, room bytes readable) and
+ * returns its enum disk_state, or -EINVAL with the field in err. */
+static int check_header(const uint8_t *h, size_t room, const char *which, uint64_t *hdr_size,
+			char *err, size_t errlen)
 {
 	static const char *const top[] = {"keyslots", "tokens", "segments",
 					  "digests",  "config", NULL};
 	uint8_t csum[32], zero[64] = {0};
-	br_sha256_context h;
+	br_sha256_context c;
 	json_tokener *tok;
 	json_object *root, *part;
 	uint64_t size;
 	size_t jlen;
 	int r;
 
-	if (len < 4096 || memcmp(buf, "LUKS\xba\xbe", 6))
-		return DISK_NEW;
-	if (buf[6] != 0 || buf[7] != 2)
-		return errbuf_set(err, errlen, "LUKS2 header: version %u, want 2",
-				  (unsigned)(buf[6] << 8 | buf[7]));
-	size = be64(buf + 8);
-	if (size < 16384 || size > LUKS2_HDR_MAX || size % 4096 || size > len)
+	if (h[6] != 0 || h[7] != 2)
+		return errbuf_set(err, errlen, "LUKS2 header: %s: version %u, want 2", which,
+				  (unsigned)(h[6] << 8 | h[7]));
+	size = be64(h + 8);
+	if (size < 16384 || size > LUKS2_HDR_MAX || size % 4096 || size > room)
 		return errbuf_set(err, errlen,
-				  "LUKS2 header: hdr_size %llu is invalid or truncated",
+				  "LUKS2 header: %s: hdr_size %llu is invalid or truncated", which,
 				  (unsigned long long)size);
-	if (strncmp((const char *)buf + 72, "sha256", 32))
-		return errbuf_set(err, errlen, "LUKS2 header: checksum_alg is not sha256");
+	if (strncmp((const char *)h + 72, "sha256", 32))
+		return errbuf_set(err, errlen, "LUKS2 header: %s: checksum_alg is not sha256",
+				  which);
 	/* The checksum covers the whole header area with the csum field (at 448) zeroed. */
-	br_sha256_init(&h);
-	br_sha256_update(&h, buf, 448);
-	br_sha256_update(&h, zero, 64);
-	br_sha256_update(&h, buf + 512, (size_t)size - 512);
-	br_sha256_out(&h, csum);
-	if (memcmp(csum, buf + 448, 32))
-		return errbuf_set(err, errlen, "LUKS2 header: checksum mismatch");
-	jlen = strnlen((const char *)buf + 4096, (size_t)size - 4096);
+	br_sha256_init(&c);
+	br_sha256_update(&c, h, 448);
+	br_sha256_update(&c, zero, 64);
+	br_sha256_update(&c, h + 512, (size_t)size - 512);
+	br_sha256_out(&c, csum);
+	if (memcmp(csum, h + 448, 32))
+		return errbuf_set(err, errlen, "LUKS2 header: %s: checksum mismatch", which);
+	*hdr_size = size;
+	jlen = strnlen((const char *)h + 4096, (size_t)size - 4096);
 	tok = json_tokener_new();
 	if (!tok)
 		return -ENOMEM;
-	root = json_tokener_parse_ex(tok, (const char *)buf + 4096, (int)jlen);
+	root = json_tokener_parse_ex(tok, (const char *)h + 4096, (int)jlen);
 	r = -EINVAL;
 	if (!root || json_tokener_get_parse_end(tok) != jlen) {
 		errbuf_set(err, errlen, "LUKS2 header: the JSON area does not parse");
@@ -230,13 +232,39 @@ int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char
 	}
 	json_object_object_foreach(part, did,
 				   dv) if ((r = check_digest(did, dv, err, errlen)) < 0) goto out;
-	if (info) {
-		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + 168);
-		info->hdr_size = size;
-	}
 	r = initialized_token(obj(root, "tokens")) ? DISK_INITIALIZED : DISK_NOT_INITIALIZED;
 out:
 	json_object_put(root);
 	json_tokener_free(tok);
+	return r;
+}
+
+int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char *err,
+		   size_t errlen)
+{
+	uint64_t size = 0, size2 = 0;
+	int r, r2;
+
+	if (len < 4096 || memcmp(buf, "LUKS\xba\xbe", 6))
+		return DISK_NEW;
+	r = check_header(buf, len, "primary", &size, err, errlen);
+	if (r < 0)
+		return r;
+	/* libcryptsetup uses the copy with the higher sequence number, so a valid secondary
+	 * header (right after the primary) must pass the same check; one with a broken
+	 * checksum is ignored, as libcryptsetup ignores it. */
+	if (len >= 2 * size && !memcmp(buf + size, "SKUL\xba\xbe", 6)) {
+		char err2[256];
+
+		r2 = check_header(buf + size, len - size, "secondary", &size2, err2, sizeof err2);
+		if (r2 < 0 && !strstr(err2, "checksum mismatch"))
+			return errbuf_set(err, errlen, "%s", err2);
+		if (r2 >= 0 && be64(buf + size + 16) > be64(buf + 16))
+			r = r2;
+	}
+	if (info) {
+		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + 168);
+		info->hdr_size = size;
+	}
 	return r;
 }

@@ -18,20 +18,24 @@ token() { # token IMAGE BOOL
 	printf '{"type":"constellation-state-disk","keyslots":[],"diskIsInitialized":%s}' "$2" |
 		cryptsetup token import --token-id 0 --token-replace "$1" >/dev/null 2>&1
 }
-# mutate IMAGE PYTHON: rewrites the primary header's JSON with PYTHON applied to `d`, and the
-# checksum as LUKS2 computes it.
+# mutate IMAGE PYTHON [secondary]: rewrites the primary (or the secondary) header's JSON with
+# PYTHON applied to `d`, and the checksum as LUKS2 computes it; a changed secondary also gets
+# a higher sequence number, so libcryptsetup would prefer it.
 mutate() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "${3:-}" <<'PY'
 import hashlib, json, struct, sys
-path, code = sys.argv[1], sys.argv[2]
+path, code, which = sys.argv[1], sys.argv[2], sys.argv[3]
 b = bytearray(open(path, "rb").read())
 size = struct.unpack(">Q", b[8:16])[0]
-d = json.loads(bytes(b[4096:size]).rstrip(b"\0"))
+o = size if which == "secondary" else 0
+if o:
+    b[o + 16:o + 24] = struct.pack(">Q", struct.unpack(">Q", b[16:24])[0] + 1)
+d = json.loads(bytes(b[o + 4096:o + size]).rstrip(b"\0"))
 exec(code)
 j = json.dumps(d, separators=(",", ":")).encode()
-b[4096:size] = j + b"\0" * (size - 4096 - len(j))
-b[448:512] = b"\0" * 64
-b[448:480] = hashlib.sha256(bytes(b[:size])).digest()
+b[o + 4096:o + size] = j + b"\0" * (size - 4096 - len(j))
+b[o + 448:o + 512] = b"\0" * 64
+b[o + 448:o + 480] = hashlib.sha256(bytes(b[o:o + size])).digest()
 open(path, "wb").write(b)
 PY
 }
@@ -94,4 +98,16 @@ t=disk_state_refuses_a_header_whose_checksum_does_not_match
 cp "$work/a.img" "$work/c.img"
 printf 'X' | dd of="$work/c.img" bs=1 seek=5000 conv=notrunc 2>/dev/null
 out=$(state "$work/c.img")
-[ $? = 1 ] && grep -q 'LUKS2 header: checksum mismatch' <<<"$out" && pass $t || fail $t "$out"
+[ $? = 1 ] && grep -q 'LUKS2 header: primary: checksum mismatch' <<<"$out" && pass $t || fail $t "$out"
+
+# libcryptsetup prefers the header copy with the higher sequence number, so a swapped
+# secondary header must be refused as a swapped primary is.
+t=disk_state_refuses_a_changed_secondary_header
+cp "$work/a.img" "$work/s.img"
+mutate "$work/s.img" 'd["segments"]["0"]["encryption"] = "cipher_null-ecb"' secondary
+before=$(sha256sum <"$work/s.img")
+out=$(state "$work/s.img")
+rc=$?
+after=$(sha256sum <"$work/s.img")
+[ $rc = 1 ] && grep -q "secondary\|segment 0: encryption 'cipher_null-ecb'" <<<"$out" &&
+	[ "$before" = "$after" ] && pass $t || fail $t "exit $rc: $out"

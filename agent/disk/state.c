@@ -1,0 +1,467 @@
+/* The state disk through libcryptsetup (spec §6.1, §6.3, §6.4, §5.4 step 4): format on first
+ * boot, keyslot 0 from the temporary passphrase to the cluster's key, unlock on reboot, the
+ * reset after a fatal error. Every decision starts from disk_classify() on a copy of the
+ * header; libcryptsetup only sees a header that passed the §6.2 check. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libcryptsetup.h>
+
+#include "base/base.h"
+#include "disk.h"
+
+#define WIPE_BLOCK	  (64u << 20) /* the Go disk-mapper's wipe block */
+#define WIPE_MAPPING	  "tmp-cryptsetup-integrity"
+#define PROGRESS_EVERY_NS (5ull * 1000000000ull)
+
+/* Activation flags of the state mapping (§6.3 step 6), also on the reboot path. */
+#define STATE_FLAGS (CRYPT_ACTIVATE_NO_READ_WORKQUEUE | CRYPT_ACTIVATE_NO_WRITE_WORKQUEUE)
+
+static const char token_json[2][80] = {
+    "{\"type\":\"constellation-state-disk\",\"keyslots\":[],\"diskIsInitialized\":false}",
+    "{\"type\":\"constellation-state-disk\",\"keyslots\":[],\"diskIsInitialized\":true}",
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* libcryptsetup's own messages are details behind our one line: debug level only. They never
+ * carry key material. */
+static void cs_log(int level, const char *msg, void *usrptr)
+{
+	size_t n = strlen(msg);
+
+	(void)usrptr;
+	if (level == CRYPT_LOG_DEBUG)
+		return;
+	while (n && msg[n - 1] == '\n')
+		n--;
+	log_debug("disk: libcryptsetup: %.*s", (int)n, msg);
+}
+
+static void cs_setup(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
+	crypt_set_log_callback(NULL, cs_log, NULL);
+}
+
+int disk_kdf_parse(const char *s, enum disk_kdf *kdf)
+{
+	if (!strcmp(s, "min"))
+		*kdf = DISK_KDF_MIN;
+	else if (!strcmp(s, "constellation"))
+		*kdf = DISK_KDF_CONSTELLATION;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static const struct crypt_pbkdf_type *pbkdf_of(enum disk_kdf kdf)
+{
+	/* libcryptsetup's least argon2 cost: 4 iterations, 32 KiB, 1 thread, no benchmark. */
+	static const struct crypt_pbkdf_type min = {
+	    .type = CRYPT_KDF_ARGON2ID,
+	    .hash = "sha256",
+	    .iterations = 4,
+	    .max_memory_kb = 32,
+	    .parallel_threads = 1,
+	    .flags = CRYPT_PBKDF_NO_BENCHMARK,
+	};
+	/* The Go disk-mapper's: benchmarked towards 2 s within 64 MiB and 4 threads. */
+	static const struct crypt_pbkdf_type constellation = {
+	    .type = CRYPT_KDF_ARGON2ID,
+	    .hash = "sha256",
+	    .time_ms = 2000,
+	    .iterations = 3,
+	    .max_memory_kb = 65536,
+	    .parallel_threads = 4,
+	};
+
+	return kdf == DISK_KDF_CONSTELLATION ? &constellation : &min;
+}
+
+int disk_find(const char *csp, const char *override, char *out, size_t outlen)
+{
+	static const struct {
+		const char *csp, *path;
+	} table[] = {
+	    {"qemu", "/dev/vdb"},
+	    {"openstack", "/dev/vdb"},
+	    {"aws", "/dev/sdb"},
+	    {"azure", "/dev/disk/azure/scsi1/lun0"},
+	    {"gcp", "/dev/disk/by-id/google-state-disk"},
+	};
+	const char *path = override && *override ? override : NULL;
+	char real[PATH_MAX];
+
+	for (size_t i = 0; !path && csp && i < sizeof table / sizeof table[0]; i++)
+		if (!strcmp(csp, table[i].csp))
+			path = table[i].path;
+	if (!path)
+		return log_err(-ENOENT, "disk: no state disk known for CSP '%.32s'",
+			       csp ? csp : "(none)");
+	if (!realpath(path, real))
+		return log_err(-errno, "disk: state disk %s", path);
+	if (strlen(real) >= outlen)
+		return log_err(-ENAMETOOLONG, "disk: state disk %s: path too long", path);
+	strcpy(out, real);
+	return 0;
+}
+
+int disk_classify(const char *path, struct luks2_info *info, char *err, size_t errlen)
+{
+	size_t cap = 2 * (size_t)LUKS2_HDR_MAX, n = 0;
+	uint8_t *buf;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return r = -errno, errbuf_set(err, errlen, "%s: %s", path, strerror(-r)), r;
+	buf = malloc(cap);
+	while (buf && n < cap) { /* a copy of the headers: the disk is only read */
+		ssize_t k = read(fd, buf + n, cap - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			close(fd);
+			free(buf);
+			return errbuf_set(err, errlen, "%s: read: %s", path, strerror(-r)), r;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	if (!buf)
+		return errbuf_set(err, errlen, "out of memory"), -ENOMEM;
+	r = luks2_classify(buf, n, info, err, errlen);
+	free(buf);
+	return r;
+}
+
+int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf kdf)
+{
+	struct luks2_info info = {0};
+	char err[256];
+	int r;
+
+	memset(d, 0, sizeof *d);
+	cs_setup();
+	if (strlen(path) >= sizeof d->path || (name && strlen(name) >= sizeof d->name))
+		return log_err(-ENAMETOOLONG, "disk: %s: name too long", path);
+	strcpy(d->path, path);
+	strcpy(d->name, name ? name : DISK_MAPPING);
+	d->kdf = kdf;
+	r = disk_classify(path, &info, err, sizeof err);
+	if (r < 0) {
+		log_error("disk: %s: refused: %s", path, err);
+		return r;
+	}
+	d->state = (enum disk_state)r;
+	for (size_t i = 0; info.uuid[i] && i < sizeof d->uuid - 1; i++)
+		d->uuid[i] = (char)tolower((unsigned char)info.uuid[i]);
+	return r;
+}
+
+/* Loads the header into a libcryptsetup handle after checking it again: between our check and
+ * libcryptsetup's read nothing else runs on this disk. */
+static int load(struct disk *d, enum disk_state want)
+{
+	char err[256];
+	int r;
+
+	if (d->cd)
+		return 0;
+	r = disk_classify(d->path, NULL, err, sizeof err);
+	if (r < 0)
+		return log_error("disk: %s: refused: %s", d->path, err), r;
+	if (r != (int)want)
+		return log_err(-ESTALE, "disk: %s: header changed since it was read", d->path);
+	if ((r = crypt_init(&d->cd, d->path)) < 0)
+		return log_err(r, "disk: %s: open", d->path);
+	crypt_metadata_locking(d->cd, 0); /* the agent is the only user of the disk */
+	if ((r = crypt_load(d->cd, CRYPT_LUKS2, NULL)) < 0) {
+		crypt_free(d->cd);
+		d->cd = NULL;
+		return log_err(r, "disk: %s: loading the LUKS2 header", d->path);
+	}
+	return 0;
+}
+
+static int set_token(struct crypt_device *cd, int initialized)
+{
+	/* One header write replaces token 0: no moment without a token. */
+	int r = crypt_token_json_set(cd, 0, token_json[!!initialized]);
+
+	return r < 0 ? r : 0;
+}
+
+struct wipe_progress {
+	uint64_t start, last;
+	const char *path;
+};
+
+static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
+{
+	struct wipe_progress *p = usrptr;
+	uint64_t t = now_ns();
+
+	if (offset < size && t - p->last < PROGRESS_EVERY_NS)
+		return 0;
+	p->last = t;
+	if (offset < size && size)
+		log_info("disk: wiping %s: %u%% (%.1f MB/s)", p->path,
+			 (unsigned)(offset * 100 / size),
+			 t > p->start ? (double)offset * 1e3 / (double)(t - p->start) : 0.0);
+	return 0;
+}
+
+/* Zeroes the whole data area through a temporary mapping without journal, which writes valid
+ * integrity tags for every sector (§6.3 step 4). The volume key stays inside libcryptsetup. */
+static int wipe(struct disk *d)
+{
+	struct wipe_progress p = {.path = d->path};
+	char dev[96];
+	off_t end;
+	int fd, r, r2;
+
+	r = crypt_activate_by_volume_key(d->cd, WIPE_MAPPING, NULL, 0,
+					 CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL);
+	if (r < 0)
+		return log_err(r, "disk: %s: activating the wipe mapping", d->path);
+	snprintf(dev, sizeof dev, "/dev/mapper/%s", WIPE_MAPPING);
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	end = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+	if (fd >= 0)
+		close(fd);
+	d->wipe_bytes = end > 0 ? (uint64_t)end : 0;
+	log_info("disk: wiping %s: %llu MiB to initialise the integrity tags", d->path,
+		 (unsigned long long)(d->wipe_bytes >> 20));
+	p.start = p.last = now_ns();
+	r = crypt_wipe(d->cd, dev, CRYPT_WIPE_ZERO, 0, 0, WIPE_BLOCK, 0, wipe_progress, &p);
+	d->wipe_ns = now_ns() - p.start;
+	r2 = crypt_deactivate_by_name(d->cd, WIPE_MAPPING, 0);
+	if (r < 0)
+		return log_err(r, "disk: %s: wiping", d->path);
+	if (r2 < 0)
+		return log_err(r2, "disk: %s: removing the wipe mapping", d->path);
+	log_info("disk: wiped %s: %llu MiB in %.1f s (%.1f MB/s)", d->path,
+		 (unsigned long long)(d->wipe_bytes >> 20), (double)d->wipe_ns / 1e9,
+		 d->wipe_ns ? (double)d->wipe_bytes * 1e3 / (double)d->wipe_ns : 0.0);
+	return 0;
+}
+
+int disk_format(struct disk *d)
+{
+	struct crypt_params_luks2 params = {
+	    .integrity = "hmac(sha256)",
+	    .sector_size = 4096,
+	};
+	char err[256];
+	uint64_t t0 = now_ns();
+	int r;
+
+	/* The one place that formats: read the header again, right now, and refuse anything
+	 * but a new or not-initialized disk. */
+	r = disk_classify(d->path, NULL, err, sizeof err);
+	if (r < 0)
+		return log_error("disk: %s: refused: %s", d->path, err), r;
+	if (r == DISK_INITIALIZED || d->state == DISK_INITIALIZED)
+		return log_err(-EEXIST, "disk: %s: refusing to format an initialized disk",
+			       d->path);
+	if (d->cd) {
+		crypt_free(d->cd);
+		d->cd = NULL;
+	}
+	secret_free(d->pass);
+	if ((r = secret_random(DISK_KEY_LEN, &d->pass)) < 0)
+		return log_err(r, "disk: random passphrase");
+	log_info("disk: %s: formatting a new state disk (LUKS2, aes-xts-plain64, hmac(sha256), "
+		 "argon2id %s)",
+		 d->path,
+		 d->kdf == DISK_KDF_CONSTELLATION ? "at Constellation's cost" : "at least cost");
+	if ((r = crypt_init(&d->cd, d->path)) < 0)
+		return log_err(r, "disk: %s: open", d->path);
+	crypt_metadata_locking(d->cd, 0);
+	params.pbkdf = pbkdf_of(d->kdf);
+	if ((r = crypt_set_pbkdf_type(d->cd, params.pbkdf)) < 0)
+		return log_err(r, "disk: %s: PBKDF parameters", d->path);
+	r = crypt_format(d->cd, CRYPT_LUKS2, "aes", "xts-plain64", NULL, NULL, 96, &params);
+	if (r < 0)
+		return log_err(r, "disk: %s: formatting LUKS2", d->path);
+	r = crypt_keyslot_add_by_volume_key(d->cd, 0, NULL, 0, (const char *)d->pass->bytes,
+					    d->pass->len);
+	if (r < 0)
+		return log_err(r, "disk: %s: adding keyslot 0", d->path);
+	if ((r = wipe(d)) < 0)
+		return r;
+	/* Only now is the disk usable; before this a power cut leaves no token: new again. */
+	if ((r = set_token(d->cd, 0)) < 0)
+		return log_err(r, "disk: %s: writing token 0", d->path);
+	r = crypt_activate_by_passphrase(d->cd, d->name, 0, (const char *)d->pass->bytes,
+					 d->pass->len, STATE_FLAGS);
+	if (r < 0)
+		return log_err(r, "disk: %s: activating %s", d->path, d->name);
+	snprintf(d->uuid, sizeof d->uuid, "%s", crypt_get_uuid(d->cd) ? crypt_get_uuid(d->cd) : "");
+	for (char *c = d->uuid; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	d->state = DISK_NOT_INITIALIZED;
+	d->format_ns = now_ns() - t0;
+	log_info("disk: %s: formatted (uuid %s) and open as /dev/mapper/%s in %.1f s", d->path,
+		 d->uuid, d->name, (double)d->format_ns / 1e9);
+	return 0;
+}
+
+int disk_prepare(struct disk *d, const char *path, const char *name, enum disk_kdf kdf)
+{
+	int r = disk_open(d, path, name, kdf);
+
+	if (r < 0 || r == DISK_INITIALIZED)
+		return r;
+	log_info("disk: %s: %s", path,
+		 r == DISK_NEW ? "not LUKS2: a new disk"
+			       : "LUKS2 without the initialized token: its data is disposable");
+	r = disk_format(d);
+	return r < 0 ? r : DISK_NOT_INITIALIZED;
+}
+
+int disk_set_key(struct disk *d, const struct secret *key)
+{
+	int r;
+
+	if (!d->pass || !d->cd)
+		return log_err(-EINVAL, "disk: %s: no first-boot passphrase to replace", d->path);
+	if (key->len != DISK_KEY_LEN)
+		return log_err(-EINVAL, "disk: key is %zu bytes, want %d", key->len, DISK_KEY_LEN);
+	if ((r = crypt_set_pbkdf_type(d->cd, pbkdf_of(d->kdf))) < 0)
+		return log_err(r, "disk: %s: PBKDF parameters", d->path);
+	r = crypt_keyslot_change_by_passphrase(d->cd, 0, 0, (const char *)d->pass->bytes,
+					       d->pass->len, (const char *)key->bytes, key->len);
+	if (r < 0)
+		return log_err(r, "disk: %s: changing keyslot 0 to the cluster's key", d->path);
+	secret_free(d->pass);
+	d->pass = NULL;
+	if ((r = set_token(d->cd, 1)) < 0)
+		return log_err(r, "disk: %s: marking the disk initialized", d->path);
+	d->state = DISK_INITIALIZED;
+	log_info("disk: %s: keyslot 0 holds the cluster's key; disk initialized", d->path);
+	return 0;
+}
+
+int disk_check_key(struct disk *d, const void *key, size_t len)
+{
+	int r;
+
+	uint64_t t0;
+
+	if ((r = load(d, d->state)) < 0)
+		return r;
+	t0 = now_ns();
+	r = crypt_activate_by_passphrase(d->cd, NULL, 0, key, len, 0);
+	d->unlock_ns = now_ns() - t0;
+	return r < 0 ? (r == -EPERM ? -EPERM : r) : 0;
+}
+
+int disk_unlock(struct disk *d, const struct secret *key)
+{
+	uint64_t t0;
+	int r;
+
+	if (d->state != DISK_INITIALIZED)
+		return log_err(-EINVAL, "disk: %s: not initialized; nothing to unlock", d->path);
+	if ((r = load(d, DISK_INITIALIZED)) < 0)
+		return r;
+	t0 = now_ns();
+	r = crypt_activate_by_passphrase(d->cd, d->name, CRYPT_ANY_SLOT, (const char *)key->bytes,
+					 key->len, STATE_FLAGS);
+	d->unlock_ns = now_ns() - t0;
+	if (r == -EPERM)
+		return log_err(-EPERM, "disk: %s: the key does not open the disk", d->path);
+	if (r < 0)
+		return log_err(r, "disk: %s: activating %s", d->path, d->name);
+	log_info("disk: %s: unlocked as /dev/mapper/%s in %llu ms", d->path, d->name,
+		 (unsigned long long)(d->unlock_ns / 1000000));
+	return 0;
+}
+
+int disk_reset(const char *path)
+{
+	struct disk d;
+	int r;
+
+	r = disk_open(&d, path, NULL, DISK_KDF_MIN);
+	if (r < 0)
+		return r;
+	if (r == DISK_NEW)
+		return 0; /* nothing to reset */
+	if ((r = load(&d, d.state)) < 0)
+		return r;
+	r = set_token(d.cd, 0);
+	disk_close(&d);
+	if (r < 0)
+		return log_err(r, "disk: %s: resetting token 0", path);
+	log_warn("disk: %s: marked not initialized; the next boot formats it", path);
+	return 0;
+}
+
+void disk_close(struct disk *d)
+{
+	if (d->cd)
+		crypt_free(d->cd);
+	d->cd = NULL;
+	secret_free(d->pass);
+	d->pass = NULL;
+}
+
+int disk_deactivate(const char *name)
+{
+	int r = crypt_deactivate_by_name(NULL, name, 0);
+
+	if (r < 0 && r != -ENODEV)
+		return log_err(r, "disk: closing /dev/mapper/%s", name);
+	return 0;
+}
+
+int disk_mkfs(const char *mke2fs, const char *dev)
+{
+	char *const argv[] = {(char *)"mke2fs", (char *)"-q", (char *)"-F", (char *)"-t",
+			      (char *)"ext4",	(char *)dev,  NULL};
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return log_err(-errno, "disk: mke2fs: fork");
+	if (pid == 0) {
+		execv(mke2fs, argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return log_err(-errno, "disk: mke2fs: wait");
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return log_err(-EIO, "disk: %s %s: failed (status %d)", mke2fs, dev,
+			       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	log_info("disk: ext4 created on %s", dev);
+	return 0;
+}

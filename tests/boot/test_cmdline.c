@@ -1,0 +1,40 @@
+/* Kernel command-line lookup: the kernel's splitting and quoting rules. */
+#include <errno.h>
+#include <string.h>
+
+#include "boot/boot.h"
+#include "harness.h"
+
+TEST(cmdline_finds_values_flags_and_the_last_occurrence)
+{
+	const char *c = "console=ttyS0 quiet constel.csp=qemu constel.disk-kdf=min "
+			"constel.disk-kdf=constellation\n";
+	char v[64];
+
+	CHECK(cmdline_get(c, "constel.csp", v, sizeof v) == 1 && !strcmp(v, "qemu"));
+	CHECK(cmdline_get(c, "quiet", v, sizeof v) == 1 && !strcmp(v, ""));
+	CHECK(cmdline_get(c, "constel.disk-kdf", v, sizeof v) == 1 && !strcmp(v, "constellation"));
+	CHECK(cmdline_get(c, "constel", v, sizeof v) == 0);
+	CHECK(cmdline_get(c, "console=ttyS0", v, sizeof v) == 0);
+	CHECK(cmdline_get("", "quiet", v, sizeof v) == 0);
+}
+
+TEST(cmdline_quotes_hold_spaces_and_are_dropped)
+{
+	char v[64];
+
+	CHECK(cmdline_get("a=1 b=\"x y\" c=2", "b", v, sizeof v) == 1 && !strcmp(v, "x y"));
+	CHECK(cmdline_get("\"b=x y\" c=2", "b", v, sizeof v) == 1 && !strcmp(v, "x y"));
+	CHECK(cmdline_get("a=1 b=\"x y\" c=2", "c", v, sizeof v) == 1 && !strcmp(v, "2"));
+	CHECK(cmdline_get("b=\"unterminated c=2", "c", v, sizeof v) == 0);
+}
+
+TEST(cmdline_stops_at_the_init_separator_and_bounds_values)
+{
+	char v[4];
+
+	CHECK(cmdline_get("a=1 -- b=2", "b", v, sizeof v) == 0);
+	CHECK(cmdline_get("a=1 -- b=2", "a", v, sizeof v) == 1 && !strcmp(v, "1"));
+	CHECK(cmdline_get("a=1234", "a", v, sizeof v) == -ENAMETOOLONG);
+	CHECK(cmdline_get("a=123", "a", v, sizeof v) == 1 && !strcmp(v, "123"));
+}

@@ -1,0 +1,410 @@
+/* The state-disk tests inside a QEMU guest (test program, runs as /init of a test initrd):
+ * the host has no usable device-mapper, the guest has Debian's kernel with dm-crypt and
+ * dm-integrity. One boot runs one case, chosen on the kernel command line; the host script
+ * (tests/vm/test_disk_vm.sh) boots the cases one after another on the same disk images and
+ * compares what they print. Protocol on the console: @@INIT_START, @@RESULT name PASS|FAIL
+ * detail, @@INIT_DONE rc=N (see qemu-tests/vm.py); @@DATA lines carry values for the host.
+ *
+ * Command line: disk.case=first|reboot|reset|refuse|bench, disk.key=HEX (the test's 32-byte
+ * cluster key), disk.dev=/dev/vdb (refuse, bench: several, comma separated), and the
+ * agent's own constel.disk-kdf=min|constellation. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bearssl.h>
+
+#include "base/base.h"
+#include "boot/boot.h"
+#include "disk/disk.h"
+
+#define MKE2FS	  "/sbin/mke2fs"
+#define AGENT	  "/bin/constel-agent"
+#define DATA_FILE DISK_MOUNT "/data.bin"
+
+static int failures;
+static char cmdline[4096];
+
+static void result(const char *name, int ok, const char *fmt, ...)
+{
+	char detail[512] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(detail, sizeof detail, fmt, ap);
+		va_end(ap);
+	}
+	printf("@@RESULT %s %s %s\n", name, ok ? "PASS" : "FAIL", detail);
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+/* The value of key on the kernel command line, or def. */
+static const char *arg(const char *key, const char *def)
+{
+	static char val[8][512];
+	static int slot;
+	char *v = val[slot++ % 8];
+
+	return cmdline_get(cmdline, key, v, 512) == 1 ? v : def;
+}
+
+/* sha256 (hex) of len bytes of path from offset 0; len 0: the whole file. */
+static int sha_file(const char *path, uint64_t len, char hex[65])
+{
+	br_sha256_context h;
+	uint8_t buf[65536], d[32];
+	uint64_t done = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	br_sha256_init(&h);
+	for (;;) {
+		size_t want = len && len - done < sizeof buf ? (size_t)(len - done) : sizeof buf;
+		ssize_t n = want ? read(fd, buf, want) : 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		br_sha256_update(&h, buf, (size_t)n);
+		done += (uint64_t)n;
+	}
+	close(fd);
+	br_sha256_out(&h, d);
+	hex_encode(d, 32, hex, 65);
+	return 0;
+}
+
+/* The header area of a disk: both LUKS2 headers and the keyslot area (16 MiB by default). */
+static int sha_header(const char *dev, char hex[65])
+{
+	return sha_file(dev, 16u << 20, hex);
+}
+
+static struct secret *key_arg(int flip)
+{
+	const char *h = arg("disk.key", "");
+	uint8_t k[DISK_KEY_LEN];
+	size_t n = 0;
+	struct secret *s;
+
+	if (hex_decode(h, strlen(h), k, sizeof k, &n) < 0 || n != sizeof k)
+		return NULL;
+	if (flip)
+		k[DISK_KEY_LEN - 1] ^= 1;
+	s = secret_from(k, sizeof k);
+	secret_wipe(k, sizeof k);
+	return s;
+}
+
+static int run(char *const argv[])
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static const char *state_name(int r)
+{
+	return r == DISK_NEW		   ? "new"
+	       : r == DISK_NOT_INITIALIZED ? "not-initialized"
+	       : r == DISK_INITIALIZED	   ? "initialized"
+					   : "refused";
+}
+
+/* First boot: format, filesystem, node state and data, then the key change. The host kills
+ * the VM on the wipe line or on @@TOKEN_TRUE for its power-cut cases. */
+static void case_first(const char *dev, enum disk_kdf kdf)
+{
+	struct secret *key = key_arg(0);
+	struct disk d;
+	uint8_t salt[32], data[1 << 16];
+	char hex[65], err[256], old[DISK_KEY_LEN];
+	int r, fd, ok;
+
+	r = disk_classify(dev, NULL, err, sizeof err);
+	printf("@@DATA found %s\n", state_name(r));
+
+	r = disk_prepare(&d, dev, NULL, kdf);
+	result("format", r == DISK_NOT_INITIALIZED, "disk_prepare %d", r);
+	if (r != DISK_NOT_INITIALIZED || !key)
+		return;
+	printf("@@DATA uuid %s\n@@DATA wipe_mbps %.1f\n", d.uuid,
+	       d.wipe_ns ? (double)d.wipe_bytes * 1e3 / (double)d.wipe_ns : 0.0);
+	r = disk_classify(dev, NULL, err, sizeof err);
+	result("token_false_after_format", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
+	result("mapping_active", access("/dev/mapper/" DISK_MAPPING, F_OK) == 0, NULL);
+	ok = disk_mkfs(MKE2FS, "/dev/mapper/" DISK_MAPPING) == 0 &&
+	     mkdir_parents(DISK_MOUNT, 0755) == 0 &&
+	     mount("/dev/mapper/" DISK_MAPPING, DISK_MOUNT, "ext4", 0, NULL) == 0;
+	result("ext4_mounted", ok, "%s", ok ? "" : strerror(errno));
+	if (!ok)
+		return;
+	random_bytes(salt, sizeof salt);
+	r = node_state_write(DISK_MOUNT "/" NODE_STATE_PATH, "Worker", salt);
+	result("node_state_written", r == 0, NULL);
+	fd = open(DATA_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	for (int i = 0; fd >= 0 && i < 16; i++) { /* 1 MiB the reboot must find again */
+		random_bytes(data, sizeof data);
+		if (write(fd, data, sizeof data) != (ssize_t)sizeof data)
+			break;
+	}
+	ok = fd >= 0 && fsync(fd) == 0;
+	if (fd >= 0)
+		close(fd);
+	sha_file(DATA_FILE, 0, hex);
+	printf("@@DATA data_sha %s\n", hex);
+	hex_encode(salt, 32, hex, sizeof hex);
+	printf("@@DATA salt %s\n", hex);
+	ok = ok && umount(DISK_MOUNT) == 0;
+	result("data_written", ok, NULL);
+	memcpy(old, d.pass->bytes, sizeof old);
+	r = disk_set_key(&d, key);
+	result("key_change", r == 0, "%d", r);
+	r = disk_classify(dev, NULL, err, sizeof err);
+	result("token_true_after_key_change", r == DISK_INITIALIZED, "%s", state_name(r));
+	if (r == DISK_INITIALIZED) {
+		printf("@@TOKEN_TRUE\n");
+		fflush(stdout);
+		sync();
+		sleep(1); /* the host's power cut lands here */
+	}
+	r = disk_check_key(&d, old, sizeof old);
+	result("old_passphrase_refused", r == -EPERM, "%d", r);
+	secret_wipe(old, sizeof old);
+	r = disk_check_key(&d, key->bytes, key->len);
+	result("new_key_opens", r == 0, "%d", r);
+	disk_close(&d);
+	result("deactivate", disk_deactivate(DISK_MAPPING) == 0, NULL);
+	secret_free(key);
+}
+
+/* Each entry point that could format must refuse an initialized disk, bytes unchanged. */
+static void entry_points_refuse(const char *dev)
+{
+	char before[65], after[65];
+	struct disk d;
+	int r;
+
+	sha_header(dev, before);
+	r = disk_open(&d, dev, "entry", DISK_KDF_MIN);
+	d.state = DISK_NOT_INITIALIZED; /* a caller holding a stale answer */
+	r = r < 0 ? r : disk_format(&d);
+	disk_close(&d);
+	sha_header(dev, after);
+	result("entry_disk_format_refuses_initialized", r == -EEXIST && !strcmp(before, after),
+	       "%d", r);
+	r = disk_prepare(&d, dev, "entry", DISK_KDF_MIN);
+	disk_close(&d);
+	sha_header(dev, after);
+	result("entry_disk_prepare_leaves_initialized",
+	       r == DISK_INITIALIZED && !strcmp(before, after) &&
+		   access("/dev/mapper/entry", F_OK) != 0,
+	       "%d", r);
+	r = run((char *const[]){(char *)AGENT, (char *)"disk-prepare", (char *)dev,
+				(char *)"--mapping", (char *)"entry", NULL});
+	sha_header(dev, after);
+	result("entry_command_leaves_initialized", r == 0 && !strcmp(before, after), "exit %d", r);
+}
+
+/* Reboot: the initialized disk opens with the key; a wrong key first changes nothing. */
+static void case_reboot(const char *dev)
+{
+	struct secret *key = key_arg(0), *wrong = key_arg(1);
+	char before[65], after[65], hex[65];
+	uint8_t salt[32];
+	struct disk d;
+	int r, ok;
+
+	if (!key || !wrong) {
+		result("key_argument", 0, "disk.key missing");
+		return;
+	}
+	entry_points_refuse(dev);
+	r = disk_open(&d, dev, NULL, DISK_KDF_MIN);
+	result("rejoin_path", r == DISK_INITIALIZED, "%s", state_name(r));
+	if (r != DISK_INITIALIZED)
+		return;
+	printf("@@DATA uuid %s\n", d.uuid);
+	sha_header(dev, before);
+	r = disk_unlock(&d, wrong);
+	sha_header(dev, after);
+	result("wrong_key_refused", r == -EPERM && access("/dev/mapper/" DISK_MAPPING, F_OK) != 0,
+	       "%d", r);
+	result("wrong_key_changes_nothing", !strcmp(before, after), NULL);
+	r = disk_unlock(&d, key);
+	result("unlock", r == 0, "%d", r);
+	printf("@@DATA unlock_ms %.2f\n", (double)d.unlock_ns / 1e6);
+	ok = r == 0 && mkdir_parents(DISK_MOUNT, 0755) == 0 &&
+	     mount("/dev/mapper/" DISK_MAPPING, DISK_MOUNT, "ext4", MS_RDONLY, NULL) == 0;
+	result("mounted_read_only", ok, "%s", ok ? "" : strerror(errno));
+	if (ok) {
+		r = node_state_read(DISK_MOUNT "/" NODE_STATE_PATH, salt);
+		result("node_state_salt", r == 0, NULL);
+		hex_encode(salt, 32, hex, sizeof hex);
+		printf("@@DATA salt %s\n", hex);
+		sha_file(DATA_FILE, 0, hex);
+		printf("@@DATA data_sha %s\n", hex);
+		umount(DISK_MOUNT);
+	}
+	disk_close(&d);
+	result("deactivate", disk_deactivate(DISK_MAPPING) == 0, NULL);
+	secret_free(key);
+	secret_free(wrong);
+}
+
+/* A fatal error after the lock: the disk is unlocked, then reset for the next boot. */
+static void case_reset(const char *dev)
+{
+	struct secret *key = key_arg(0);
+	char err[256];
+	struct disk d;
+	int r;
+
+	r = disk_open(&d, dev, NULL, DISK_KDF_MIN);
+	r = r == DISK_INITIALIZED && key ? disk_unlock(&d, key) : -EINVAL;
+	disk_close(&d);
+	result("unlock_before_reset", r == 0, "%d", r);
+	r = disk_reset(dev);
+	result("reset", r == 0, "%d", r);
+	r = disk_classify(dev, NULL, err, sizeof err);
+	result("token_false_after_reset", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
+	disk_deactivate(DISK_MAPPING);
+	secret_free(key);
+}
+
+/* Headers changed on the host: every entry point refuses, nothing is written (the host
+ * compares the images). */
+static void case_refuse(const char *devs)
+{
+	char list[512], *save = NULL;
+
+	snprintf(list, sizeof list, "%s", devs);
+	for (char *dev = strtok_r(list, ",", &save); dev; dev = strtok_r(NULL, ",", &save)) {
+		struct disk d;
+		char name[80];
+		int r1, r2, r3;
+
+		r1 = disk_open(&d, dev, NULL, DISK_KDF_MIN);
+		disk_close(&d);
+		r2 = disk_prepare(&d, dev, NULL, DISK_KDF_MIN);
+		disk_close(&d);
+		r3 = run((char *const[]){(char *)AGENT, (char *)"disk-prepare", dev, NULL});
+		snprintf(name, sizeof name, "refused_%s", strrchr(dev, '/') + 1);
+		result(name, r1 == -EINVAL && r2 == -EINVAL && r3 == 1, "%d %d exit %d", r1, r2,
+		       r3);
+	}
+}
+
+/* The bench: unlock time of our PBKDF against the Go disk-mapper's, on two disks formatted
+ * in this boot, and the wipe throughput. */
+static void case_bench(const char *devs)
+{
+	struct secret *key = key_arg(0);
+	char list[512], *save = NULL, err[256];
+	enum disk_kdf kdfs[2] = {DISK_KDF_MIN, DISK_KDF_CONSTELLATION};
+	int i = 0;
+
+	snprintf(list, sizeof list, "%s", devs);
+	for (char *dev = strtok_r(list, ",", &save); dev && i < 2 && key;
+	     dev = strtok_r(NULL, ",", &save), i++) {
+		const char *kn = kdfs[i] == DISK_KDF_MIN ? "min" : "constellation";
+		struct disk d;
+		uint64_t best = UINT64_MAX;
+		int r;
+
+		r = disk_prepare(&d, dev, NULL, kdfs[i]);
+		r = r == DISK_NOT_INITIALIZED ? disk_set_key(&d, key) : -1;
+		printf("@@DATA bench_%s_format_s %.2f\n@@DATA bench_%s_wipe_mbps %.1f\n", kn,
+		       (double)d.format_ns / 1e9, kn,
+		       d.wipe_ns ? (double)d.wipe_bytes * 1e3 / (double)d.wipe_ns : 0.0);
+		disk_close(&d);
+		disk_deactivate(DISK_MAPPING);
+		r = r == 0 ? disk_classify(dev, NULL, err, sizeof err) : r;
+		result(kdfs[i] == DISK_KDF_MIN ? "bench_min_header_passes_check"
+					       : "bench_constellation_header_passes_check",
+		       r == DISK_INITIALIZED, "%s", r < 0 ? err : "");
+		for (int k = 0; k < 3 && r == DISK_INITIALIZED; k++) { /* keyslot unlock */
+			disk_open(&d, dev, NULL, kdfs[i]);
+			if (disk_check_key(&d, key->bytes, key->len) == 0 && d.unlock_ns < best)
+				best = d.unlock_ns;
+			disk_close(&d);
+		}
+		printf("@@DATA bench_%s_unlock_ms %.2f\n", kn, (double)best / 1e6);
+		if (r == DISK_INITIALIZED &&
+		    disk_open(&d, dev, NULL, kdfs[i]) == DISK_INITIALIZED &&
+		    disk_unlock(&d, key) == 0)
+			printf("@@DATA bench_%s_activate_ms %.2f\n", kn, (double)d.unlock_ns / 1e6);
+		disk_close(&d);
+		disk_deactivate(DISK_MAPPING);
+	}
+	secret_free(key);
+}
+
+int main(void)
+{
+	enum disk_kdf kdf = DISK_KDF_MIN;
+	const char *c, *dev;
+	int fd;
+
+	mkdir("/proc", 0555);
+	mkdir("/sys", 0555);
+	mkdir("/dev", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mkdir("/run", 0755);
+	mount("tmpfs", "/run", "tmpfs", 0, "mode=0755");
+	mkdir("/tmp", 01777);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
+
+		cmdline[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	log_set_program("guest");
+	log_set_level(atoi(arg("disk.v", "0")));
+	printf("@@INIT_START\n");
+	modules_load_list("/etc/modules.list");
+	c = arg("disk.case", "");
+	dev = arg("disk.dev", "/dev/vdb");
+	if (disk_kdf_parse(arg("constel.disk-kdf", "min"), &kdf) < 0)
+		result("kdf", 0, "constel.disk-kdf: min or constellation");
+	if (!strcmp(c, "first"))
+		case_first(dev, kdf);
+	else if (!strcmp(c, "reboot"))
+		case_reboot(dev);
+	else if (!strcmp(c, "reset"))
+		case_reset(dev);
+	else if (!strcmp(c, "refuse"))
+		case_refuse(dev);
+	else if (!strcmp(c, "bench"))
+		case_bench(dev);
+	else
+		result("case", 0, "unknown disk.case '%s'", c);
+	sync();
+	printf("@@INIT_DONE rc=%d\n", failures ? 1 : 0);
+	reboot(RB_POWER_OFF);
+	return 0;
+}
