@@ -240,6 +240,24 @@ build_zlib() {
 	make install
 }
 
+# mke2fs for the first boot's ext4 on /dev/mapper/state (the Go disk-mapper leaves that to
+# systemd-makefs; the agent runs it itself). Only the libraries mke2fs needs and mke2fs,
+# with e2fsprogs' own uuid and blkid and nothing from the prefix (CPPFLAGS cleared). It works
+# without /etc/mke2fs.conf: the built-in profile knows ext4.
+build_e2fsprogs() {
+	cd "$(srcdir e2fsprogs)"
+	mkdir -p build-musl && cd build-musl
+	CPPFLAGS= LDFLAGS="-static -Wl,--gc-sections" ../configure --disable-nls --disable-fuse2fs \
+		--disable-elf-shlibs --disable-bsd-shlibs --disable-uuidd --disable-defrag \
+		--disable-imager --disable-debugfs --disable-e2initrd-helper --disable-tdb \
+		--disable-backtrace --disable-fsck --without-libarchive --enable-libuuid \
+		--enable-libblkid --disable-tls
+	make libs
+	make -C misc mke2fs
+	install -d "$PREFIX/sbin"
+	strip -o "$PREFIX/sbin/mke2fs" misc/mke2fs
+}
+
 # Run one step with its output in a log; on failure show the log's tail and fail the build.
 # The step runs in a subshell that is not part of an if, && or || list: bash ignores set -e
 # inside those, and a failing configure would go unnoticed.
@@ -276,7 +294,7 @@ say "sources fetched in $(($(date +%s) - t_start)) s"
 # Two independent chains keep both cores busy through the single-threaded configure scripts.
 chain json-c libuuid libdm nettle cryptsetup &
 chain_a=$!
-chain tpm2-tss bearssl nghttp2 libsodium zlib nanopb &
+chain tpm2-tss bearssl nghttp2 libsodium zlib nanopb e2fsprogs &
 chain_b=$!
 rc=0
 wait $chain_a || rc=1

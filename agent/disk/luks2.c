@@ -169,6 +169,8 @@ static int check_header(const uint8_t *h, size_t room, const char *which, uint64
 {
 	static const char *const top[] = {"keyslots", "tokens", "segments",
 					  "digests",  "config", NULL};
+	static const char *const config[] = {"json_size", "keyslots_size", "flags", "requirements",
+					     NULL};
 	uint8_t csum[32], zero[64] = {0};
 	br_sha256_context c;
 	json_tokener *tok;
@@ -207,7 +209,8 @@ static int check_header(const uint8_t *h, size_t room, const char *which, uint64
 		errbuf_set(err, errlen, "LUKS2 header: the JSON area does not parse");
 		goto out;
 	}
-	if ((r = only(root, top, "metadata", err, errlen)) < 0)
+	if ((r = only(root, top, "metadata", err, errlen)) < 0 ||
+	    (r = only(obj(root, "config"), config, "config", err, errlen)) < 0)
 		goto out;
 	r = -EINVAL;
 	if (!(part = obj(root, "keyslots")) || !json_object_is_type(part, json_type_object) ||

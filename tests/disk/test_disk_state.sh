@@ -18,27 +18,8 @@ token() { # token IMAGE BOOL
 	printf '{"type":"constellation-state-disk","keyslots":[],"diskIsInitialized":%s}' "$2" |
 		cryptsetup token import --token-id 0 --token-replace "$1" >/dev/null 2>&1
 }
-# mutate IMAGE PYTHON [secondary]: rewrites the primary (or the secondary) header's JSON with
-# PYTHON applied to `d`, and the checksum as LUKS2 computes it; a changed secondary also gets
-# a higher sequence number, so libcryptsetup would prefer it.
-mutate() {
-	python3 - "$1" "$2" "${3:-}" <<'PY'
-import hashlib, json, struct, sys
-path, code, which = sys.argv[1], sys.argv[2], sys.argv[3]
-b = bytearray(open(path, "rb").read())
-size = struct.unpack(">Q", b[8:16])[0]
-o = size if which == "secondary" else 0
-if o:
-    b[o + 16:o + 24] = struct.pack(">Q", struct.unpack(">Q", b[16:24])[0] + 1)
-d = json.loads(bytes(b[o + 4096:o + size]).rstrip(b"\0"))
-exec(code)
-j = json.dumps(d, separators=(",", ":")).encode()
-b[o + 4096:o + size] = j + b"\0" * (size - 4096 - len(j))
-b[o + 448:o + 512] = b"\0" * 64
-b[o + 448:o + 480] = hashlib.sha256(bytes(b[o:o + size])).digest()
-open(path, "wb").write(b)
-PY
-}
+# mutate IMAGE PYTHON [secondary]: a header changed on purpose, checksum made right.
+mutate() { python3 tests/disk/mutate_header.py "$@"; }
 state() { "$agent" disk-state "$1" 2>&1; }
 
 t=disk_state_of_plain_and_cryptsetup_images
@@ -87,6 +68,8 @@ refused disk_state_refuses_a_journal_on_the_integrity_segment "segment 0: integr
 	'd["segments"]["0"]["integrity"] = {"type": "hmac(sha256)", "journal_encryption": "aes", "journal_integrity": "none"}'
 refused disk_state_refuses_unknown_fields "keyslot 0: unknown field 'backdoor'" \
 	'd["keyslots"]["0"]["backdoor"] = 1'
+refused disk_state_refuses_unknown_config_fields "config: unknown field 'x-swapped'" \
+	'd["config"]["x-swapped"] = "1"'
 refused disk_state_refuses_af_stripes "keyslot 0: af is not luks1 with 4000 stripes" \
 	'd["keyslots"]["0"]["af"]["stripes"] = 10'
 refused disk_state_refuses_512_byte_sectors "segment 0: sector_size 512, want 4096" \

@@ -12,7 +12,7 @@ ext4 aesni_intel af_alg algif_skcipher algif_hash algif_aead"
 vm_disk_initrd() {
 	local deps mke2fs
 	deps=$(cat "$BUILD/deps-prefix" 2>/dev/null) || return 1
-	mke2fs=$deps/sbin/mke2fs
+	mke2fs=${MKE2FS:-$deps/sbin/mke2fs}
 	[ -x "$mke2fs" ] || { echo "no static mke2fs at $mke2fs" >&2; return 1; }
 	qemu-tests/mkinitrd.sh "$1" --init "$BUILD/vm/guest_disk" --modules "$VM_DISK_MODULES" \
 		--file "$BUILD/constel-agent:/bin/constel-agent" --file "$mke2fs:/sbin/mke2fs"

@@ -53,23 +53,7 @@ salt2=$(vm_data disk_vm_reboot salt)
 	fail $t "data $sha1 -> $sha2, salt $salt1 -> $salt2"
 
 # 3: headers changed on purpose, on copies of the initialized disk
-mutate() { # mutate IMAGE PYTHON: the primary header's JSON changed, checksum made right
-	python3 - "$1" "$2" <<'PY'
-import hashlib, json, struct, sys
-path, code = sys.argv[1], sys.argv[2]
-with open(path, "r+b") as f:
-    b = bytearray(f.read(16 << 20))
-    size = struct.unpack(">Q", b[8:16])[0]
-    d = json.loads(bytes(b[4096:size]).rstrip(b"\0"))
-    exec(code)
-    j = json.dumps(d, separators=(",", ":")).encode()
-    b[4096:size] = j + b"\0" * (size - 4096 - len(j))
-    b[448:512] = b"\0" * 64
-    b[448:480] = hashlib.sha256(bytes(b[:size])).digest()
-    f.seek(0)
-    f.write(b[:size])
-PY
-}
+mutate() { python3 tests/disk/mutate_header.py "$@"; }
 cp --sparse=always "$work/a.raw" "$work/null.raw"
 mutate "$work/null.raw" 'd["segments"]["0"]["encryption"] = "cipher_null-ecb"'
 cp --sparse=always "$work/a.raw" "$work/sector.raw"
