@@ -38,6 +38,8 @@ static const char usage[] =
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
     "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
     "  disk-prepare DEV [--kdf min|constellation] [--mapping NAME]\n"
+    "       --kdf: the keyslot PBKDF, argon2id at least cost (min, the default: the\n"
+    "       passphrases are 32 random bytes) or the Go disk-mapper's 2 s (constellation)\n"
     "\n"
     "  FILE for --ssh-host-key is an OpenSSH ed25519 key (created when missing). Files in DIR\n"
     "  are created with mode 0600 and never overwritten. --timeout defaults to 30 s,\n"

@@ -387,6 +387,8 @@ int main(void)
 	log_set_level(atoi(arg("disk.v", "0")));
 	printf("@@INIT_START\n");
 	modules_load_list("/etc/modules.list");
+	if (!strcmp(arg("disk.tpm", "0"), "1")) /* the harness attached swtpm */
+		result("tpm_device_present", access("/dev/tpmrm0", F_OK) == 0, NULL);
 	c = arg("disk.case", "");
 	dev = arg("disk.dev", "/dev/vdb");
 	if (disk_kdf_parse(arg("constel.disk-kdf", "min"), &kdf) < 0)
