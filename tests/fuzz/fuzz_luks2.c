@@ -1,6 +1,7 @@
 /* libFuzzer target: the LUKS2 header check (a state disk is attacker-controlled input). The
  * input is laid out as a header: when it starts with the LUKS2 magic, the checksum is made
- * right first, so the fuzzer reaches the JSON checks. Refusals carry one line. */
+ * right first, so the fuzzer reaches the JSON checks; inputs of 32 KiB or more also carry a
+ * secondary header in their second half. Refusals carry one line. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,20 @@
 #include "disk/disk.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* hdr_size, checksum_alg and the checksum made right, so the fuzzer reaches the JSON checks */
+static void fix_header(uint8_t *h, size_t hdr)
+{
+	br_sha256_context c;
+
+	for (int i = 0; i < 8; i++)
+		h[15 - i] = (uint8_t)(hdr >> (8 * i));
+	memcpy(h + 72, "sha256", 7);
+	memset(h + 448, 0, 64);
+	br_sha256_init(&c);
+	br_sha256_update(&c, h, hdr);
+	br_sha256_out(&c, h + 448);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,17 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(b, data, size);
 	if (size >= 16 && !memcmp(b, "LUKS\xba\xbe", 6)) {
-		br_sha256_context h;
 		size_t n = size < 16384 ? 16384 : size;
+		/* from 32 KiB on, the second half is a secondary header (when it says SKUL) */
+		size_t hdr = (n >= 32768 ? n / 2 : n) / 4096 * 4096;
 
-		memset(b + 8, 0, 8); /* hdr_size: the buffer rounded down to 4 KiB */
-		for (int i = 0; i < 8; i++)
-			b[15 - i] = (uint8_t)((n / 4096 * 4096) >> (8 * i));
-		memcpy(b + 72, "sha256", 7);
-		memset(b + 448, 0, 64);
-		br_sha256_init(&h);
-		br_sha256_update(&h, b, n / 4096 * 4096);
-		br_sha256_out(&h, b + 448);
+		fix_header(b, hdr);
+		if (hdr * 2 <= n && !memcmp(b + hdr, "SKUL\xba\xbe", 6))
+			fix_header(b + hdr, hdr);
 		size = n;
 	}
 	r = luks2_classify(b, size, &info, err, sizeof err);
