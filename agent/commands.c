@@ -1,7 +1,9 @@
 /* The host commands: join, rejoin, serve-init and serve-recover (see usage in main.c). Each
  * parses its own options, then runs the flow function the boot path will use. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "cli.h"
 #include "disk/disk.h"
 #include "flow/flow.h"
+#include "net/net.h"
 
 static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
 {
@@ -264,5 +267,88 @@ int cmd_disk_prepare(const struct cli *c)
 	if (r < 0)
 		return EXIT_FAILURE_RUN;
 	printf("%s %s\n", r == DISK_INITIALIZED ? "initialized" : "formatted", d.uuid);
+	return EXIT_OK;
+}
+
+/* Waits (bounded) for the link to report carrier after it was set up. */
+static void wait_running(int ifindex)
+{
+	for (int i = 0; i < 30; i++) {
+		struct nl_link links[32];
+		int n = nl_links(links, 32);
+
+		for (int k = 0; k < n; k++)
+			if (links[k].index == ifindex && (links[k].flags & IFF_RUNNING))
+				return;
+		usleep(100 * 1000);
+	}
+}
+
+static int write_resolv_conf(const char *path, const struct dhcp_reply *l)
+{
+	char doc[128], tmp[4096], a[16];
+	int n = snprintf(doc, sizeof doc, "# written by constel-agent from the DHCP lease\n");
+
+	for (int i = 0; i < 2 && l->dns[i]; i++) {
+		inet_ntop(AF_INET, &l->dns[i], a, sizeof a);
+		n += snprintf(doc + n, sizeof doc - (size_t)n, "nameserver %s\n", a);
+	}
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return log_err(-ENAMETOOLONG, "net: %s", path);
+	unlink(tmp);
+	if (write_file_excl(tmp, doc, (size_t)n, 0644) < 0 || rename(tmp, path) < 0)
+		return log_err(-errno, "net: writing %s", path);
+	return 0;
+}
+
+int cmd_net_dhcp(const struct cli *c)
+{
+	const char *iface = NULL, *timeout = "60", *resolv = NULL;
+	struct opt opts[] = {
+	    {"iface", &iface, 0},
+	    {"timeout", &timeout, 0},
+	    {"resolv-conf", &resolv, 0},
+	    {NULL, NULL, 0},
+	};
+	struct nl_link links[32], link = {0};
+	struct dhcp_reply l;
+	char err[256], a[16], gw[16] = "none";
+	long t;
+	int n, r;
+
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	t = strtol(timeout, NULL, 10);
+	if (t < 0 || t > 86400)
+		return usage_error(c->command,
+				   "option --timeout: seconds, 0 (retry forever) to 86400");
+	if (iface) {
+		n = nl_links(links, 32);
+		for (int i = 0; i < n && !link.index; i++)
+			if (!strcmp(links[i].name, iface))
+				link = links[i];
+		if (!link.index || !link.has_mac) {
+			log_error("net-dhcp: no Ethernet link named '%.16s'", iface);
+			return EXIT_FAILURE_RUN;
+		}
+	} else if (nl_first_ethernet(&link) < 0) {
+		return EXIT_FAILURE_RUN;
+	}
+	if (nl_link_set(link.index, 1) < 0)
+		return EXIT_FAILURE_RUN;
+	wait_running(link.index);
+	if (dhcp_acquire(link.index, link.name, link.mac, (int)t * 1000, 0, &l) < 0)
+		return EXIT_FAILURE_RUN;
+	r = nl_addr_add(link.index, l.yiaddr, dhcp_prefix(l.mask));
+	if (!r && l.router) {
+		r = nl_route_add_default(link.index, l.router);
+		inet_ntop(AF_INET, &l.router, gw, sizeof gw);
+	}
+	if (!r && resolv && l.dns[0])
+		r = write_resolv_conf(resolv, &l);
+	if (r < 0)
+		return EXIT_FAILURE_RUN;
+	inet_ntop(AF_INET, &l.yiaddr, a, sizeof a);
+	printf("%s %s/%d router %s lease %u\n", link.name, a, dhcp_prefix(l.mask), gw, l.lease_s);
 	return EXIT_OK;
 }

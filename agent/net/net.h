@@ -1,8 +1,10 @@
-/* The net layer: TCP endpoints for the flows (later also rtnetlink, DHCP and HTTP). */
+/* The net layer: TCP endpoints for the flows, rtnetlink for links, addresses and routes, and
+ * a DHCPv4 client on an AF_PACKET socket (later also HTTP). */
 #ifndef CONSTEL_NET_H
 #define CONSTEL_NET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" (host empty). -EINVAL on anything else. */
 int hostport_split(const char *s, char *host, size_t hcap, char *port, size_t pcap);
@@ -16,5 +18,56 @@ int tcp_listen_on(const char *hostport, char *err, size_t errlen);
 void tcp_nodelay(int fd);
 /* The local port of a bound socket (to report ":0" listeners). */
 int tcp_local_port(int fd);
+
+/* ---- rtnetlink (netlink.c) ---- addresses in network byte order */
+struct nl_link {
+	int index;
+	unsigned flags;	     /* IFF_* */
+	unsigned short type; /* ARPHRD_* */
+	char name[16];
+	uint8_t mac[6];
+	int has_mac;
+};
+/* The links of this network namespace (at most max); the count or -errno. */
+int nl_links(struct nl_link *links, int max);
+/* The first Ethernet link that is not loopback; -ENODEV when none. */
+int nl_first_ethernet(struct nl_link *out);
+/* Parses one datagram of an RTM_GETLINK dump into links (counting all in *count, keeping at
+ * most max); *done set at NLMSG_DONE. -EINVAL with one line in err on a malformed message. */
+int nl_parse_links(const void *buf, size_t len, struct nl_link *links, int max, int *count,
+		   int *done, char *err, size_t errlen);
+int nl_link_set(int ifindex, int up);
+int nl_addr_add(int ifindex, uint32_t addr, int prefix);
+int nl_route_add_default(int ifindex, uint32_t gateway);
+
+/* ---- DHCPv4 (dhcp.c) ---- */
+enum {
+	DHCP_DISCOVER = 1,
+	DHCP_OFFER = 2,
+	DHCP_REQUEST = 3,
+	DHCP_ACK = 5,
+	DHCP_NAK = 6,
+};
+struct dhcp_reply {
+	int type;
+	uint32_t yiaddr, server, mask, router, dns[2]; /* network byte order; 0: absent */
+	uint32_t lease_s;
+};
+/* A DISCOVER or REQUEST as an IPv4/UDP datagram from 0.0.0.0:68 to 255.255.255.255:67 (the
+ * link layer adds the broadcast MAC). requested and server: 0 or network order. Returns the
+ * length, 0 when cap is too small. */
+size_t dhcp_build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint32_t xid,
+		  uint16_t secs, uint32_t requested, uint32_t server);
+/* Parses an IPv4 packet as a DHCP reply to transaction xid for mac. -EINVAL with one line in
+ * err when it is not one or is malformed. */
+int dhcp_parse(const uint8_t *pkt, size_t len, uint32_t xid, const uint8_t mac[6],
+	       struct dhcp_reply *r, char *err, size_t errlen);
+/* The prefix length of a contiguous mask (network order). */
+int dhcp_prefix(uint32_t mask);
+/* DISCOVER/OFFER/REQUEST/ACK on link ifindex with RFC 2131 retransmission (first wait
+ * first_ms, default 4 s, doubling to 64 s, ±1 s), a line every 10 s while it waits; gives up
+ * after timeout_ms (0: never). 0 with the ACK in *lease. */
+int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int timeout_ms,
+		 int first_ms, struct dhcp_reply *lease);
 
 #endif

@@ -1,0 +1,379 @@
+/* DHCPv4 client (RFC 2131) on an AF_PACKET socket: the node has no address yet, so the
+ * DISCOVER and REQUEST go out as whole IPv4/UDP datagrams to the broadcast MAC, and every IPv4
+ * packet the link receives is read and filtered here. Retransmission as §4.1 says: 4 s,
+ * doubling to 64 s, each randomised by ±1 s; a NAK starts over. Replies are parsed strictly
+ * (dhcp_parse is fuzzed): a malformed one is dropped with a debug line, never trusted. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_ether.h>
+#include <netpacket/packet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include "base/base.h"
+#include "net.h"
+
+#define BOOTP_LEN	  236
+#define COOKIE		  0x63825363u
+#define PORT_SERVER	  67
+#define PORT_CLIENT	  68
+#define RETRANS_FIRST_MS  4000
+#define RETRANS_MAX_MS	  64000
+#define PROGRESS_EVERY_MS 10000
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint16_t csum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+	if (len)
+		sum += (uint32_t)(p[0] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+size_t dhcp_build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint32_t xid,
+		  uint16_t secs, uint32_t requested, uint32_t server)
+{
+	static const uint8_t params[] = {1, 3, 6, 15, 26, 51, 54};
+	uint8_t *ip = out, *udp = out + 20, *b = out + 28, *o;
+	size_t blen, total;
+	uint32_t pseudo;
+
+	if (cap < 28 + BOOTP_LEN + 64)
+		return 0;
+	memset(out, 0, 28 + BOOTP_LEN + 64);
+	b[0] = 1; /* BOOTREQUEST */
+	b[1] = 1; /* Ethernet */
+	b[2] = 6;
+	put32(b + 4, xid);
+	put16(b + 8, secs);
+	put16(b + 10, 0x8000); /* broadcast: we cannot take unicast before we have the address */
+	memcpy(b + 28, mac, 6);
+	o = b + BOOTP_LEN;
+	put32(o, COOKIE);
+	o += 4;
+	*o++ = 53, *o++ = 1, *o++ = (uint8_t)type;
+	*o++ = 61, *o++ = 7, *o++ = 1; /* client identifier: the MAC, as most clients send it */
+	memcpy(o, mac, 6), o += 6;
+	*o++ = 57, *o++ = 2, *o++ = 0x05, *o++ = 0xdc; /* max message size 1500 */
+	if (requested) {
+		*o++ = 50, *o++ = 4;
+		memcpy(o, &requested, 4), o += 4; /* network order already */
+	}
+	if (server) {
+		*o++ = 54, *o++ = 4;
+		memcpy(o, &server, 4), o += 4;
+	}
+	*o++ = 55, *o++ = sizeof params;
+	memcpy(o, params, sizeof params), o += sizeof params;
+	*o++ = 255;
+	blen = (size_t)(o - b);
+	if (blen < 300)
+		blen = 300; /* BOOTP's minimum; some servers drop shorter requests */
+	total = 28 + blen;
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)total);
+	ip[8] = 64;
+	ip[9] = 17;
+	memset(ip + 16, 0xff, 4); /* 0.0.0.0 -> 255.255.255.255 */
+	put16(ip + 10, csum(ip, 20, 0));
+	put16(udp, PORT_CLIENT);
+	put16(udp + 2, PORT_SERVER);
+	put16(udp + 4, (uint16_t)(8 + blen));
+	pseudo = 0xffff + 0xffff + 17 + (uint32_t)(8 + blen);
+	put16(udp + 6, csum(udp, 8 + blen, pseudo) ?: 0xffff);
+	return total;
+}
+
+int dhcp_parse(const uint8_t *pkt, size_t len, uint32_t xid, const uint8_t mac[6],
+	       struct dhcp_reply *r, char *err, size_t errlen)
+{
+	const uint8_t *udp, *b, *o, *end;
+	size_t ihl, total, ulen;
+
+	memset(r, 0, sizeof *r);
+	if (len < 20 || (pkt[0] >> 4) != 4)
+		return errbuf_set(err, errlen, "dhcp: not an IPv4 packet");
+	ihl = (size_t)(pkt[0] & 15) * 4;
+	total = (size_t)(pkt[2] << 8 | pkt[3]);
+	if (ihl < 20 || total < ihl + 8 || total > len)
+		return errbuf_set(err, errlen, "dhcp: bad IPv4 lengths");
+	if (pkt[9] != 17)
+		return errbuf_set(err, errlen, "dhcp: not UDP");
+	if ((pkt[6] & 0x3f) || pkt[7]) /* more fragments or an offset */
+		return errbuf_set(err, errlen, "dhcp: fragmented");
+	udp = pkt + ihl;
+	ulen = (size_t)(udp[4] << 8 | udp[5]);
+	if ((udp[2] << 8 | udp[3]) != PORT_CLIENT)
+		return errbuf_set(err, errlen, "dhcp: not for the client port");
+	if (ulen < 8 || ulen > total - ihl)
+		return errbuf_set(err, errlen, "dhcp: bad UDP length");
+	b = udp + 8;
+	end = udp + ulen;
+	if ((size_t)(end - b) < BOOTP_LEN + 4)
+		return errbuf_set(err, errlen, "dhcp: BOOTP message too short");
+	if (b[0] != 2 || b[1] != 1 || b[2] != 6)
+		return errbuf_set(err, errlen, "dhcp: not a BOOTREPLY for Ethernet");
+	if (get32(b + 4) != xid || memcmp(b + 28, mac, 6))
+		return errbuf_set(err, errlen, "dhcp: reply for another transaction");
+	if (get32(b + BOOTP_LEN) != COOKIE)
+		return errbuf_set(err, errlen, "dhcp: no magic cookie");
+	memcpy(&r->yiaddr, b + 16, 4);
+	for (o = b + BOOTP_LEN + 4; o < end;) {
+		uint8_t code = *o++, l;
+
+		if (code == 0)
+			continue;
+		if (code == 255)
+			break;
+		if (o >= end || (size_t)(end - o - 1) < (l = *o))
+			return errbuf_set(err, errlen, "dhcp: option %u overruns the message",
+					  code);
+		o++;
+		switch (code) {
+		case 53:
+			if (l != 1)
+				return errbuf_set(err, errlen, "dhcp: message type of length %u",
+						  l);
+			r->type = o[0];
+			break;
+		case 54:
+			if (l != 4)
+				return errbuf_set(err, errlen,
+						  "dhcp: server identifier of length %u", l);
+			memcpy(&r->server, o, 4);
+			break;
+		case 1:
+			if (l != 4)
+				return errbuf_set(err, errlen, "dhcp: subnet mask of length %u", l);
+			memcpy(&r->mask, o, 4);
+			break;
+		case 3:
+			if (l < 4 || l % 4)
+				return errbuf_set(err, errlen, "dhcp: router option of length %u",
+						  l);
+			memcpy(&r->router, o, 4);
+			break;
+		case 6:
+			if (l < 4 || l % 4)
+				return errbuf_set(err, errlen, "dhcp: DNS option of length %u", l);
+			for (unsigned i = 0; i < l / 4 && i < 2; i++)
+				memcpy(&r->dns[i], o + 4 * i, 4);
+			break;
+		case 51:
+			if (l != 4)
+				return errbuf_set(err, errlen, "dhcp: lease time of length %u", l);
+			r->lease_s = get32(o);
+			break;
+		}
+		o += l;
+	}
+	if (r->type < 1 || r->type > 8)
+		return errbuf_set(err, errlen, "dhcp: no valid message type");
+	if ((r->type == DHCP_OFFER || r->type == DHCP_ACK) && !r->yiaddr)
+		return errbuf_set(err, errlen, "dhcp: offer without an address");
+	if (r->mask) { /* contiguous ones only */
+		uint32_t m = ntohl(r->mask);
+
+		if (m & (~m >> 1))
+			return errbuf_set(err, errlen, "dhcp: subnet mask is not contiguous");
+	}
+	return 0;
+}
+
+int dhcp_prefix(uint32_t mask)
+{
+	uint32_t m = ntohl(mask);
+	int n = 0;
+
+	while (m & 0x80000000u)
+		n++, m <<= 1;
+	return n;
+}
+
+struct dhcp_sock {
+	int fd;
+	int ifindex;
+};
+
+static int sock_open(struct dhcp_sock *s, int ifindex)
+{
+	struct sockaddr_ll sa = {
+	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = ifindex};
+
+	s->ifindex = ifindex;
+	s->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+	if (s->fd < 0)
+		return -errno;
+	if (bind(s->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		int r = -errno;
+
+		close(s->fd);
+		return r;
+	}
+	return 0;
+}
+
+static int sock_send(struct dhcp_sock *s, const uint8_t *pkt, size_t len)
+{
+	struct sockaddr_ll sa = {.sll_family = AF_PACKET,
+				 .sll_protocol = htons(ETH_P_IP),
+				 .sll_ifindex = s->ifindex,
+				 .sll_halen = 6,
+				 .sll_addr = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
+
+	return sendto(s->fd, pkt, len, 0, (struct sockaddr *)&sa, sizeof sa) < 0 ? -errno : 0;
+}
+
+/* Waits until deadline for a reply of one of the wanted types; 0 with *r, or -ETIMEDOUT. */
+static int sock_wait(struct dhcp_sock *s, uint64_t deadline, uint32_t xid, const uint8_t mac[6],
+		     int want1, int want2, struct dhcp_reply *r)
+{
+	uint8_t buf[2048];
+	char err[128];
+
+	for (;;) {
+		uint64_t now = now_ms();
+		struct pollfd p = {.fd = s->fd, .events = POLLIN};
+		ssize_t n;
+		int k;
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		k = poll(&p, 1, (int)(deadline - now));
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		if (k <= 0)
+			continue;
+		n = recv(s->fd, buf, sizeof buf, 0);
+		if (n < 0)
+			continue;
+		if (dhcp_parse(buf, (size_t)n, xid, mac, r, err, sizeof err) < 0) {
+			if (!strstr(err, "not for the client port") && !strstr(err, "not UDP") &&
+			    !strstr(err, "another transaction"))
+				log_debug("%s (dropped)", err);
+			continue;
+		}
+		if (r->type == want1 || r->type == want2)
+			return 0;
+	}
+}
+
+/* RFC 2131 §4.1: the n-th retransmission waits 4 s * 2^n up to 64 s, randomised by ±1 s. */
+static uint64_t backoff_ms(int attempt, int first_ms)
+{
+	uint64_t t = (uint64_t)first_ms << (attempt < 5 ? attempt : 5);
+	uint16_t jitter;
+
+	if (t > RETRANS_MAX_MS)
+		t = RETRANS_MAX_MS;
+	random_bytes(&jitter, sizeof jitter);
+	return t - 1000 + jitter % 2001;
+}
+
+int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int timeout_ms,
+		 int first_ms, struct dhcp_reply *lease)
+{
+	struct dhcp_sock s;
+	struct dhcp_reply r;
+	uint8_t pkt[600];
+	uint64_t start = now_ms(), last_line = start;
+	uint32_t xid;
+	int attempt = 0, sent = 0, rc;
+
+	if (first_ms <= 0)
+		first_ms = RETRANS_FIRST_MS;
+	if ((rc = sock_open(&s, ifindex)) < 0)
+		return log_err(rc, "net: %s: DHCP socket", ifname);
+	random_bytes(&xid, sizeof xid);
+	for (;;) {
+		uint64_t now = now_ms(), wait;
+		uint16_t secs = (uint16_t)((now - start) / 1000);
+		size_t n;
+
+		if (timeout_ms > 0 && now - start >= (uint64_t)timeout_ms) {
+			rc =
+			    log_err(-ETIMEDOUT, "net: %s: no DHCP lease within %d s (%d DISCOVERs)",
+				    ifname, timeout_ms / 1000, sent);
+			break;
+		}
+		if (now - last_line >= PROGRESS_EVERY_MS) {
+			log_info("net: %s: no DHCP lease yet after %llu s (%d DISCOVERs sent)",
+				 ifname, (unsigned long long)((now - start) / 1000), sent);
+			last_line = now;
+		}
+		n = dhcp_build(pkt, sizeof pkt, DHCP_DISCOVER, mac, xid, secs, 0, 0);
+		if ((rc = sock_send(&s, pkt, n)) < 0) {
+			log_err(rc, "net: %s: sending DHCPDISCOVER", ifname);
+			break;
+		}
+		sent++;
+		log_debug("net: %s: DHCPDISCOVER %d sent", ifname, sent);
+		wait = backoff_ms(attempt++, first_ms);
+		if (timeout_ms > 0 && now + wait > start + (uint64_t)timeout_ms)
+			wait = start + (uint64_t)timeout_ms - now;
+		if (sock_wait(&s, now + wait, xid, mac, DHCP_OFFER, DHCP_OFFER, &r) < 0)
+			continue;
+		/* REQUEST the offer, retransmitted like the DISCOVER, at most 4 times */
+		for (int req = 0; req < 4; req++) {
+			uint64_t t = now_ms();
+
+			n = dhcp_build(pkt, sizeof pkt, DHCP_REQUEST, mac, xid,
+				       (uint16_t)((t - start) / 1000), r.yiaddr, r.server);
+			if ((rc = sock_send(&s, pkt, n)) < 0)
+				break;
+			if (sock_wait(&s, t + backoff_ms(req, first_ms), xid, mac, DHCP_ACK,
+				      DHCP_NAK, lease) < 0)
+				continue;
+			if (lease->type == DHCP_ACK) {
+				char a[16];
+
+				if (!lease->mask)
+					lease->mask =
+					    htonl(0xffffff00u); /* RFC 2131 leaves it open */
+				inet_ntop(AF_INET, &lease->yiaddr, a, sizeof a);
+				log_info("net: %s: DHCP lease %s/%d for %u s after %d DISCOVERs",
+					 ifname, a, dhcp_prefix(lease->mask), lease->lease_s, sent);
+				close(s.fd);
+				return 0;
+			}
+			log_warn("net: %s: DHCPNAK: starting over", ifname);
+			break;
+		}
+		random_bytes(&xid, sizeof xid); /* a new transaction */
+	}
+	close(s.fd);
+	return rc;
+}

@@ -1,0 +1,35 @@
+/* libFuzzer target: DHCP replies (anyone on the link can send them). The input is an IPv4
+ * packet; when it is long enough the transaction id and MAC are made to match, so the option
+ * parser is reached. A refusal is one line. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
+	uint8_t *p = malloc(size ? size : 1);
+	struct dhcp_reply r;
+	char err[128] = "";
+	int rc;
+
+	if (!p)
+		return 0;
+	memcpy(p, data, size);
+	if (size >= 28 + 44) {
+		memcpy(p + 28 + 4, "\x01\x02\x03\x04", 4);
+		memcpy(p + 28 + 28, mac, 6);
+	}
+	rc = dhcp_parse(p, size, 0x01020304, mac, &r, err, sizeof err);
+	if (rc < 0 && (rc != -EINVAL || strncmp(err, "dhcp: ", 6) || strchr(err, '\n')))
+		abort();
+	if (rc == 0 && (r.type < 1 || r.type > 8))
+		abort();
+	free(p);
+	return 0;
+}
