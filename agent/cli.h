@@ -48,5 +48,6 @@ int cmd_attest(const struct cli *c);	   /* attest */
 int cmd_disk_state(const struct cli *c);   /* disk-state */
 int cmd_disk_prepare(const struct cli *c); /* disk-prepare */
 int cmd_net_dhcp(const struct cli *c);	   /* net-dhcp */
+int cmd_metadata(const struct cli *c);	   /* metadata */
 
 #endif

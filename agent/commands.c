@@ -352,3 +352,29 @@ int cmd_net_dhcp(const struct cli *c)
 	printf("%s %s/%d router %s lease %u\n", link.name, a, dhcp_prefix(l.mask), gw, l.lease_s);
 	return EXIT_OK;
 }
+
+int cmd_metadata(const struct cli *c)
+{
+	const char *url = "http://10.42.0.1:8080";
+	struct opt opts[] = {
+	    {"url", &url, 0},
+	    {NULL, NULL, 0},
+	};
+	struct md_instance self, peers[16];
+	char err[256], endpoint[64], hash[64];
+	int n = 0;
+
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	if (md_self(url, &self) < 0 || md_peers(url, peers, 16, &n) < 0 ||
+	    md_endpoint(url, endpoint, sizeof endpoint) < 0 ||
+	    md_init_secret_hash(url, hash, sizeof hash) < 0)
+		return EXIT_FAILURE_RUN;
+	printf("self %s %s %s\n", self.name, self.control_plane ? "control-plane" : "worker",
+	       self.vpc_ip);
+	for (int i = 0; i < n; i++)
+		printf("peer %s %s %s\n", peers[i].name,
+		       peers[i].control_plane ? "control-plane" : "worker", peers[i].vpc_ip);
+	printf("endpoint %s\ninit-secret-hash %.7s...\n", endpoint, hash);
+	return EXIT_OK;
+}

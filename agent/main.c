@@ -25,6 +25,7 @@ static const char usage[] =
     "  disk-state DEV   what the boot would do with the state disk DEV: new, not-initialized\n"
     "                   or initialized (and its LUKS UUID); a header that fails the strict\n"
     "                   check is refused (exit 1). Reads a copy of the header only.\n"
+    "  metadata         read the QEMU metadata API (self, peers, endpoint, init-secret hash)\n"
     "  net-dhcp         bring a link up and configure it from DHCP (what the boot does)\n"
     "  disk-prepare DEV what the boot does with it: formats a new or not-initialized disk\n"
     "                   (LUKS2 with integrity, wiped, open as /dev/mapper/state) and prints\n"
@@ -38,6 +39,7 @@ static const char usage[] =
     "       --kubeadm CMD [--kubeadm-timeout S] [--attestation V]\n"
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
     "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
+    "  metadata [--url http://10.42.0.1:8080]\n"
     "  net-dhcp [--iface NAME] [--timeout S] [--resolv-conf PATH]\n"
     "       the first Ethernet link unless --iface; --timeout 0 retries forever\n"
     "       (default 60); prints \"LINK ADDR/PREFIX router GW lease S\"\n"
@@ -95,6 +97,8 @@ int main(int argc, char **argv)
 		return cmd_disk_prepare(&cli);
 	if (!strcmp(cli.command, "net-dhcp"))
 		return cmd_net_dhcp(&cli);
+	if (!strcmp(cli.command, "metadata"))
+		return cmd_metadata(&cli);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

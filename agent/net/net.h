@@ -40,6 +40,23 @@ int nl_link_set(int ifindex, int up);
 int nl_addr_add(int ifindex, uint32_t addr, int prefix);
 int nl_route_add_default(int ifindex, uint32_t gateway);
 
+/* ---- HTTP/1.1 GET (http.c) ---- */
+struct http_response {
+	int status;
+	char *body; /* NUL-terminated, inside buf */
+	size_t len;
+	char *buf;
+};
+/* "http://HOST[:PORT]/PATH" -> "HOST:PORT" (80 by default) and "/PATH". -EINVAL otherwise. */
+int http_url_split(const char *url, char *hostport, size_t hcap, char *path, size_t pcap);
+/* GET url within timeout_ms; a body larger than max is refused. 0 with *resp (free it with
+ * http_response_free), or -errno with one line logged. The status is not judged here. */
+int http_get(const char *url, int timeout_ms, size_t max, struct http_response *resp);
+void http_response_free(struct http_response *resp);
+/* Parses a whole response in buf (chunked bodies decoded in place). -EINVAL with one line. */
+int http_parse_response(char *buf, size_t len, int *status, char **body, size_t *body_len,
+			char *err, size_t errlen);
+
 /* ---- DHCPv4 (dhcp.c) ---- */
 enum {
 	DHCP_DISCOVER = 1,

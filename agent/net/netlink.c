@@ -85,14 +85,17 @@ static int nl_request(struct nlmsghdr *h)
 	for (;;) {
 		ssize_t n = nl_recv(fd, buf, sizeof buf);
 		struct nlmsghdr *m;
-		int len; /* signed, as NLMSG_OK and NLMSG_NEXT expect */
+		size_t len, step;
 
 		if (n < 0) {
 			r = (int)n;
 			goto out;
 		}
-		len = (int)n;
-		for (m = (struct nlmsghdr *)buf; NLMSG_OK(m, len); m = NLMSG_NEXT(m, len)) {
+		len = (size_t)n;
+		/* stepped by hand: NLMSG_NEXT would wrap len on a last message without padding */
+		for (m = (struct nlmsghdr *)buf; NLMSG_OK(m, len);
+		     len -= step, m = (struct nlmsghdr *)((char *)m + step)) {
+			step = NLMSG_ALIGN(m->nlmsg_len) < len ? NLMSG_ALIGN(m->nlmsg_len) : len;
 			if (m->nlmsg_seq != h->nlmsg_seq || m->nlmsg_type != NLMSG_ERROR)
 				continue;
 			if (m->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr))) {

@@ -65,3 +65,26 @@ if [ "$out" = 'OK {"endpoint":"10.42.1.100","hash":"$2a$10$abcdefghijklmnopqrstu
 else
 	fail $t "$out"
 fi
+
+# The agent's own metadata client (agent/flow/metadata.c over agent/net/http.c) against the
+# same server: every path parsed into what the boot needs.
+t=metadata_read_by_the_agent
+out=$("$PWD/$BUILD/constel-agent" metadata --url "http://127.0.0.1:$p0" 2>&1)
+want="self control-plane-0 control-plane 10.42.1.100
+peer control-plane-0 control-plane 10.42.1.100
+peer worker-0 worker 10.42.2.100
+endpoint 10.42.1.100
+init-secret-hash \$2a\$10\$..."
+[ "$out" = "$want" ] && pass $t || fail $t "$out"
+
+t=metadata_agent_refuses_a_body_that_is_not_the_shape_with_one_line
+out=$("$PWD/$BUILD/constel-agent" metadata --url "http://127.0.0.1:$p0/nothing" 2>&1)
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q 'metadata: /self is not an instance (Name, Role, VPCIP) (HTTP 404)' <<<"$out" &&
+	pass $t || fail $t "exit $rc: $out"
+
+t=metadata_agent_reports_a_server_that_is_down
+out=$("$PWD/$BUILD/constel-agent" metadata --url "http://127.0.0.1:$(free_port)" 2>&1)
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q 'http: GET http://127.0.0.1:.*/self' <<<"$out" &&
+	pass $t || fail $t "exit $rc: $out"
