@@ -42,12 +42,13 @@ struct opt {
 int cli_opts_parse(int argc, char **argv, struct opt *opts, char *err, size_t errlen);
 
 /* The host commands (commands.c), run with the parsed global options. Return an exit code. */
-int cmd_join(const struct cli *c);	   /* join, rejoin */
-int cmd_serve(const struct cli *c);	   /* serve-init, serve-recover */
-int cmd_attest(const struct cli *c);	   /* attest */
-int cmd_disk_state(const struct cli *c);   /* disk-state */
-int cmd_disk_prepare(const struct cli *c); /* disk-prepare */
-int cmd_net_dhcp(const struct cli *c);	   /* net-dhcp */
-int cmd_metadata(const struct cli *c);	   /* metadata */
+int cmd_join(const struct cli *c);		/* join, rejoin */
+int cmd_serve(const struct cli *c);		/* serve-init, serve-recover */
+int cmd_attest(const struct cli *c);		/* attest */
+int cmd_disk_state(const struct cli *c);	/* disk-state */
+int cmd_disk_prepare(const struct cli *c);	/* disk-prepare */
+int cmd_net_dhcp(const struct cli *c);		/* net-dhcp */
+int cmd_metadata(const struct cli *c);		/* metadata */
+int cmd_install_component(const struct cli *c); /* install-component */
 
 #endif

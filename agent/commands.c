@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "disk/disk.h"
 #include "flow/flow.h"
+#include "kube/kube.h"
 #include "net/net.h"
 
 static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
@@ -377,4 +378,28 @@ int cmd_metadata(const struct cli *c)
 		       peers[i].control_plane ? "control-plane" : "worker", peers[i].vpc_ip);
 	printf("endpoint %s\ninit-secret-hash %.7s...\n", endpoint, hash);
 	return EXIT_OK;
+}
+
+int cmd_install_component(const struct cli *c)
+{
+	const char *url = NULL, *hash = "", *path = NULL, *extract = "false", *root = "",
+		   *timeout = "300";
+	struct opt opts[] = {
+	    {"url", &url, 1},	      {"hash", &hash, 0}, {"path", &path, 1},
+	    {"extract", &extract, 0}, {"root", &root, 0}, {"timeout", &timeout, 0},
+	    {NULL, NULL, 0},
+	};
+	struct component comp;
+	char err[256];
+	long t;
+
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	if (strcmp(extract, "true") && strcmp(extract, "false"))
+		return usage_error(c->command, "option --extract: true or false");
+	t = strtol(timeout, NULL, 10);
+	if (t <= 0 || t > 3600)
+		return usage_error(c->command, "option --timeout: seconds, 1 to 3600");
+	comp = (struct component){url, hash, path, !strcmp(extract, "true")};
+	return component_install(&comp, root, (int)t * 1000) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }

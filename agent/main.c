@@ -25,6 +25,7 @@ static const char usage[] =
     "  disk-state DEV   what the boot would do with the state disk DEV: new, not-initialized\n"
     "                   or initialized (and its LUKS UUID); a header that fails the strict\n"
     "                   check is refused (exit 1). Reads a copy of the header only.\n"
+    "  install-component  fetch, verify and install one Kubernetes component (spec §9)\n"
     "  metadata         read the QEMU metadata API (self, peers, endpoint, init-secret hash)\n"
     "  net-dhcp         bring a link up and configure it from DHCP (what the boot does)\n"
     "  disk-prepare DEV what the boot does with it: formats a new or not-initialized disk\n"
@@ -40,6 +41,9 @@ static const char usage[] =
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
     "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
     "  metadata [--url http://10.42.0.1:8080]\n"
+    "  install-component --url data:...|http://... --path /ABS [--hash sha256:HEX]\n"
+    "       [--extract true|false] [--root DIR] [--timeout S]\n"
+    "       a file gets mode 0544; --extract true unpacks a gzip'd tar below --path\n"
     "  net-dhcp [--iface NAME] [--timeout S] [--resolv-conf PATH]\n"
     "       the first Ethernet link unless --iface; --timeout 0 retries forever\n"
     "       (default 60); prints \"LINK ADDR/PREFIX router GW lease S\"\n"
@@ -99,6 +103,8 @@ int main(int argc, char **argv)
 		return cmd_net_dhcp(&cli);
 	if (!strcmp(cli.command, "metadata"))
 		return cmd_metadata(&cli);
+	if (!strcmp(cli.command, "install-component"))
+		return cmd_install_component(&cli);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

@@ -78,4 +78,51 @@ void ca_wipe(struct ca *ca);
 int ca_sign_kubelet(const struct ca *ca, const struct csr_info *c, time_t now, char *pem,
 		    size_t cap);
 
+/* ---- tar (tar.c): a streaming reader, parse only ---- */
+#define TAR_MAX_FILE (2ull << 30) /* one entry; kubelet is ~100 MiB */
+#define TAR_MAX_LONG 4096	  /* GNU long names and PAX headers */
+struct tar_entry {
+	char type; /* '0' file, '5' directory, '2' symlink, others as in the header */
+	unsigned mode;
+	uint64_t size;
+	char name[1024];
+	char link[1024];
+};
+struct tar_ops { /* each returns < 0 with one line in err to stop */
+	int (*entry)(void *ctx, const struct tar_entry *e, char *err, size_t errlen);
+	int (*data)(void *ctx, const uint8_t *p, size_t n, char *err, size_t errlen);
+	int (*done)(void *ctx, const struct tar_entry *e, char *err, size_t errlen);
+};
+struct tar_reader {
+	const struct tar_ops *ops;
+	void *ctx;
+	int state, skip, seen_any;
+	uint8_t hdr[512];
+	size_t hlen;
+	uint64_t remaining, pad;
+	char long_type;
+	char long_buf[TAR_MAX_LONG + 1];
+	size_t long_len;
+	char gnu_name[1024], gnu_link[1024], pax_path[1024], pax_link[1024];
+	struct tar_entry entry;
+};
+void tar_init(struct tar_reader *t, const struct tar_ops *ops, void *ctx);
+/* Feeds n bytes; -EINVAL with one line in err on a malformed archive or a callback's refusal. */
+int tar_feed(struct tar_reader *t, const uint8_t *p, size_t n, char *err, size_t errlen);
+/* After the last byte: 0 when the archive ended cleanly. */
+int tar_finish(struct tar_reader *t, char *err, size_t errlen);
+
+/* ---- components (components.c), spec §9 ---- */
+/* Decodes an RFC 2397 data: URL (base64 or percent-encoded) into a new buffer. -EINVAL with
+ * one line in err. */
+int data_url_decode(const char *url, uint8_t **out, size_t *len, char *err, size_t errlen);
+struct component {
+	const char *url, *hash, *install_path;
+	int extract;
+};
+/* Fetches (data: or http://, retried on network errors and 408/425/429/502/503/504 within
+ * timeout_ms), checks "sha256:<hex>" unless hash is empty, then installs under root (""
+ * for /): a file with mode 0544, or a gzip'd tar extracted without leaving install_path. */
+int component_install(const struct component *c, const char *root, int timeout_ms);
+
 #endif

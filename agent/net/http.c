@@ -142,7 +142,7 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 {
 	char hostport[300], path[1024], req[1536], err[256];
 	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-	size_t len = 0, cap = max + 16384; /* room for the headers */
+	size_t len = 0, limit = max + 16384, cap = limit < 65536 ? limit : 65536; /* + headers */
 	int fd, n, r;
 	char *buf;
 
@@ -186,6 +186,16 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 		}
 		if (poll(&p, 1, (int)(deadline - now)) <= 0)
 			continue;
+		if (len == cap && cap < limit) { /* grow by doubling up to the limit */
+			size_t ncap = cap * 2 < limit ? cap * 2 : limit;
+			char *nb = realloc(buf, ncap + 1);
+
+			if (!nb) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = nb, cap = ncap;
+		}
 		k = read(fd, buf + len, cap - len);
 		if (k == 0)
 			break;
@@ -195,7 +205,7 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 			continue;
 		}
 		len += (size_t)k;
-		if (len == cap)
+		if (len == limit)
 			r = -EFBIG;
 	}
 	close(fd);
