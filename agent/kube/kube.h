@@ -125,4 +125,18 @@ struct component {
  * for /): a file with mode 0544, or a gzip'd tar extracted without leaving install_path. */
 int component_install(const struct component *c, const char *root, int timeout_ms);
 
+/* ---- kubeadm (kubeadm.c), spec §10 ---- */
+/* Constellation's node name: lowercased, '_' -> '-', an RFC 1123 subdomain; -EINVAL if not. */
+int kube_node_name(const char *in, char *out, size_t cap);
+struct kubeadm_join {
+	const char *node_name;		 /* Self().Name, normalised here */
+	const char *provider_name;	 /* the name in qemu:///hostname/<name> */
+	const char *node_ip;		 /* VPCIP */
+	const char *api_server_endpoint; /* LB host:6443 */
+	const char *token, *ca_cert_hash;
+	int control_plane;
+};
+/* JoinConfiguration + KubeletConfiguration YAML into out; its length or -EINVAL. */
+int kubeadm_join_yaml(const struct kubeadm_join *j, char *out, size_t cap);
+
 #endif
