@@ -109,49 +109,66 @@ static int md_get(const char *base, const char *path, struct http_response *resp
 	return http_get(url, MD_TIMEOUT_MS, MD_MAX_BODY, resp);
 }
 
-int md_self(const char *base, struct md_instance *self)
+/* What the parsers of /self, /peers and /endpoint take beside the body. */
+struct md_parse {
+	int (*parse)(const char *body, size_t len, const struct md_parse *p, char *err,
+		     size_t errlen);
+	struct md_instance *instances;
+	int max, *count;
+	char *out;
+	size_t cap;
+};
+
+static int parse_self(const char *body, size_t len, const struct md_parse *p, char *err,
+		      size_t errlen)
+{
+	return md_parse_self(body, len, p->instances, err, errlen);
+}
+
+static int parse_peers(const char *body, size_t len, const struct md_parse *p, char *err,
+		       size_t errlen)
+{
+	return md_parse_peers(body, len, p->instances, p->max, p->count, err, errlen);
+}
+
+static int parse_endpoint(const char *body, size_t len, const struct md_parse *p, char *err,
+			  size_t errlen)
+{
+	return md_parse_endpoint(body, len, p->out, p->cap, err, errlen);
+}
+
+/* GET base + path and parse the body; one line when either fails. */
+static int md_fetch(const char *base, const char *path, const struct md_parse *p)
 {
 	struct http_response resp;
 	char err[160];
-	int r = md_get(base, "/self", &resp);
+	int r = md_get(base, path, &resp);
 
 	if (r < 0)
 		return r;
-	r = md_parse_self(resp.body, resp.len, self, err, sizeof err);
+	r = p->parse(resp.body, resp.len, p, err, sizeof err);
 	if (r < 0)
 		log_error("%s (HTTP %d)", err, resp.status);
 	http_response_free(&resp);
 	return r;
+}
+
+int md_self(const char *base, struct md_instance *self)
+{
+	return md_fetch(base, "/self", &(struct md_parse){.parse = parse_self, .instances = self});
 }
 
 int md_peers(const char *base, struct md_instance *peers, int max, int *count)
 {
-	struct http_response resp;
-	char err[160];
-	int r = md_get(base, "/peers", &resp);
-
-	if (r < 0)
-		return r;
-	r = md_parse_peers(resp.body, resp.len, peers, max, count, err, sizeof err);
-	if (r < 0)
-		log_error("%s (HTTP %d)", err, resp.status);
-	http_response_free(&resp);
-	return r;
+	return md_fetch(base, "/peers",
+			&(struct md_parse){
+			    .parse = parse_peers, .instances = peers, .max = max, .count = count});
 }
 
 int md_endpoint(const char *base, char *out, size_t cap)
 {
-	struct http_response resp;
-	char err[160];
-	int r = md_get(base, "/endpoint", &resp);
-
-	if (r < 0)
-		return r;
-	r = md_parse_endpoint(resp.body, resp.len, out, cap, err, sizeof err);
-	if (r < 0)
-		log_error("%s (HTTP %d)", err, resp.status);
-	http_response_free(&resp);
-	return r;
+	return md_fetch(base, "/endpoint",
+			&(struct md_parse){.parse = parse_endpoint, .out = out, .cap = cap});
 }
 
 int md_init_secret_hash(const char *base, char *out, size_t cap)
