@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """One QEMU boot (TCG) of a test initrd, with swtpm and virtio disks, judged by markers on
-the serial console (../shared/notes/qemu.md §11 is the design and the source of every
-timeout below).
+the serial console. ../shared/notes/qemu.md (§4, §8, §9, §11) holds the measurements behind
+every choice and timeout here.
 
-Guest protocol, one line each:  @@INIT_START  |  @@RESULT <name> PASS|FAIL [detail]  |
-@@INIT_DONE rc=N.  Exit status: 0 INIT_DONE rc=0 and no FAIL; 1 a FAIL or rc != 0;
-2 timeout, kernel panic or lockup, or no INIT_DONE; 3 the --kill-on line came and the VM
-was killed as asked (a power cut).
+Guest protocol, one line each:
+  @@INIT_START                        /init runs (must come within 60 s)
+  @@RESULT <name> PASS|FAIL [detail]  one check
+  @@INIT_DONE rc=N                    all results are out; /init now powers off
+Exit status: 0 INIT_DONE rc=0 and no FAIL; 1 a FAIL or rc != 0; 2 timeout, kernel panic or
+lockup, or no INIT_DONE; 3 the --kill-on line came and the VM was killed as asked (a power cut).
 
-Every line of the console goes to --log with the host time since QEMU started; stdout gets
-one "PASS name" / "FAIL name detail" line per result and a summary; LOG.json holds the same
-as data. Network: none unless asked, and then slirp with restrict=on, hostfwd on 127.0.0.1
-and guestfwd rules only. Processes are reaped by PID on every path.
+Every console line goes to --log with the host time since QEMU started ("[  12.345] ");
+stdout gets one "PASS name" / "FAIL name detail" line per result and a summary line; LOG.json
+holds the same as data; swtpm logs next to LOG. Network: none unless asked, and then slirp
+with restrict=on, hostfwd only from 127.0.0.1 and guestfwd rules only. Child processes are
+reaped by PID on every path, and die with this process even if it is SIGKILLed.
 """
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -26,184 +30,277 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+QBOOT = "/usr/share/qemu/qboot.rom"
+# Each saves time under TCG (notes §5.1: poweroff after 2.5 s instead of 4.0 s); quiet also
+# keeps kernel messages from splitting the guest's protocol lines.
 TWEAKS = ("console=ttyS0 panic=-1 quiet cryptomgr.notests mitigations=off tsc=reliable "
           "no_timer_check 8250.nr_uarts=1")
-FATAL = re.compile(rb"soft lockup|rcu_preempt self-detected stall|Kernel panic|Attempted to kill init")
-START_TIMEOUT = 60.0   # @@INIT_START (quiet host 2-5 s; 10x headroom)
-EXIT_GRACE = 15.0      # after @@INIT_DONE: the known virtio-net poweroff hang is not a failure
+FATAL = re.compile(r"soft lockup|rcu_preempt self-detected stall|Kernel panic|"
+                   r"Attempted to kill init")
+RESULT = re.compile(r"@@RESULT (\S+) (PASS|FAIL)\b ?(.*)")
+DONE = re.compile(r"@@INIT_DONE rc=(-?\d+)")
+START_TIMEOUT = 60.0   # @@INIT_START; quiet host 2-5 s, contended 2x that: 10x headroom
+EXIT_GRACE = 15.0      # QEMU exit after @@INIT_DONE; longer is the known poweroff hang (§9.2)
+TERM_GRACE = 5.0       # SIGTERM to SIGKILL
 SWTPM_SOCKET_WAIT = 10.0
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_parent = os.getpid()
+
+
+def _die_with_parent():
+    """Runs in the child before exec: no QEMU or swtpm outlives a SIGKILLed harness."""
+    _libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != _parent:     # the parent died before prctl took effect
+        os._exit(1)
+
+
+def spawn(cmd, **kw):
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, **kw)
+
+
+def stop(proc, wait=0.0):
+    """Waits `wait` seconds for proc to end by itself, then SIGTERM, then SIGKILL; reaps it.
+    Returns how it ended: "exit" or the signal it needed."""
+    if proc is None:
+        return None
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None and proc.poll() is None:
+            proc.send_signal(sig)
+        try:
+            proc.wait(wait if sig is None else TERM_GRACE if sig == signal.SIGTERM else None)
+            return sig.name if sig else "exit"
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def regex(text):
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError("bad regex %r: %s" % (text, e))
 
 
 def kernel():
-    out = subprocess.run([os.path.join(HERE, "kernel.sh")], check=True, capture_output=True,
-                         text=True).stdout
-    return dict(line.split("=", 1) for line in out.split())
+    out = subprocess.run([os.path.join(HERE, "kernel.sh")], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout  # its stderr says why, when it fails
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
-def stop(proc, term_wait=5.0):
-    """SIGTERM, then SIGKILL after term_wait; always reaps."""
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(term_wait)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def check_net_rules(ap, a):
+    """The hard network rules: nothing reachable but explicit forwards to/from 127.0.0.1."""
+    for rule in a.hostfwd + a.net_guestfwd:
+        # A bare comma would start a new -netdev option (say restrict=off); ",," is QEMU's escape.
+        if "," in rule.replace(",,", ""):
+            ap.error("a comma in %r would add -netdev options; write it as ',,'" % rule)
+    for h in a.hostfwd:
+        if not re.match(r"(tcp|udp):127\.0\.0\.1:\d+-", h):
+            ap.error("--hostfwd must listen on 127.0.0.1: %r" % h)
+    for g in a.net_guestfwd:
+        # cmd: is the only form that serves more than one connection (notes §7).
+        if not re.match(r"tcp:10\.0\.2\.\d+:\d+-cmd:", g):
+            ap.error("--net-guestfwd must be tcp:10.0.2.X:PORT-cmd:COMMAND: %r" % g)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--initrd", required=True)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--disk", action="append", default=[])
-    ap.add_argument("--tpm-state")
-    ap.add_argument("--append", default="")
-    ap.add_argument("--kill-on")
-    ap.add_argument("--timeout", type=float, default=180.0)
-    ap.add_argument("--net-guestfwd", action="append", default=[])
-    ap.add_argument("--hostfwd", action="append", default=[])
-    ap.add_argument("--memory", type=int, default=512)
-    a = ap.parse_args()
-
-    k = kernel()
-    tmp = tempfile.mkdtemp(prefix="constel-vm-")
-    swtpm = qemu = None
-    summary = {"results": [], "rc": None, "killed": False, "timed_out": False, "panic": False,
-               "init_start_s": None, "init_done_s": None, "exit_s": None}
-    status = 2
-    try:
-        cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
-               "-monitor", "none", "-machine", "pc", "-cpu", "max", "-smp", "1", "-accel", "tcg",
-               "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
-               "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-               "-initrd", a.initrd, "-append", (TWEAKS + " " + a.append).strip()]
-        if k.get("VMLINUX"):
-            # PVH + qboot; never PVH + SeaBIOS with a TPM (notes §9 pitfall 1)
-            cmd += ["-kernel", k["VMLINUX"], "-bios", "/usr/share/qemu/qboot.rom"]
-        else:
-            cmd += ["-kernel", k["BZIMAGE"]]
-        if a.tpm_state:
-            os.makedirs(a.tpm_state, exist_ok=True)
-            sock = os.path.join(tmp, "swtpm.sock")
-            swtpm_log = a.log + ".swtpm.log"
-            swtpm = subprocess.Popen(
-                ["swtpm", "socket", "--tpm2", "--tpmstate", "dir=" + a.tpm_state,
-                 "--ctrl", "type=unixio,path=" + sock, "--terminate",
-                 "--log", "file=%s,level=1" % swtpm_log,
-                 "--pid", "file=" + os.path.join(tmp, "swtpm.pid")],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            deadline = time.monotonic() + SWTPM_SOCKET_WAIT
-            while not os.path.exists(sock):
-                if swtpm.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("swtpm did not start (see %s)" % swtpm_log)
-                time.sleep(0.02)
-            cmd += ["-chardev", "socket,id=chrtpm,path=" + sock,
-                    "-tpmdev", "emulator,id=tpm0,chardev=chrtpm", "-device", "tpm-tis,tpmdev=tpm0"]
-        for i, d in enumerate(a.disk):
-            cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe" % (d, i),
-                    "-device", "virtio-blk-pci,drive=d%d" % i]
-        if a.net_guestfwd or a.hostfwd:
-            for h in a.hostfwd:
-                if not h.startswith("tcp:127.0.0.1:"):
-                    raise RuntimeError("hostfwd must listen on 127.0.0.1: " + h)
-            net = "user,id=n0,restrict=on" + "".join(",hostfwd=" + h for h in a.hostfwd) + \
-                "".join(",guestfwd=" + g for g in a.net_guestfwd)
-            cmd += ["-netdev", net, "-device", "virtio-net-pci,netdev=n0"]
-
-        t0 = time.monotonic()
-        qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
-        status = watch(qemu, a, t0, summary)
-    except RuntimeError as e:
-        print("FAIL vm_setup %s" % e)
-        status = 2
-    finally:
-        stop(qemu)
-        if swtpm is not None:
-            try:
-                swtpm.wait(5)  # --terminate: it ends with QEMU's connection
-            except subprocess.TimeoutExpired:
-                stop(swtpm)
-        shutil.rmtree(tmp, ignore_errors=True)
-    fails = [r for r in summary["results"] if not r["pass"]]
-    print("vm: %d passed, %d failed, exit %d (%s; serial log %s)" % (
-        len(summary["results"]) - len(fails), len(fails), status,
-        "power cut as asked" if summary["killed"] else
-        "timed out" if summary["timed_out"] else "panic" if summary["panic"] else
-        "rc=%s" % summary["rc"], a.log))
-    summary["status"] = status
-    with open(a.log + ".json", "w") as f:
-        json.dump(summary, f, indent=1)
-    return status
+def start_swtpm(a, tmp, summary, procs):
+    """swtpm in the foreground as our child (notes §8), in procs["swtpm"]; returns QEMU's
+    arguments for it."""
+    os.makedirs(a.tpm_state, exist_ok=True)
+    sock = os.path.join(tmp, "swtpm.sock")
+    if len(sock) >= 108:
+        raise RuntimeError("swtpm socket path too long for AF_UNIX: %s (set TMPDIR)" % sock)
+    if os.path.exists(sock):
+        os.unlink(sock)  # QEMU must never find a stale socket
+    log = re.sub(r"\.log$", "", a.log) + "-swtpm.log"
+    open(log, "w").close()  # one boot per log, like the serial log
+    # --terminate: swtpm exits when QEMU's connection closes, even if QEMU is SIGKILLed.
+    proc = procs["swtpm"] = spawn(
+        ["swtpm", "socket", "--tpm2", "--tpmstate", "dir=" + a.tpm_state,
+         "--ctrl", "type=unixio,path=" + sock, "--terminate", "--log", "file=%s,level=1" % log,
+         "--pid", "file=" + os.path.join(tmp, "swtpm.pid")],
+        stdout=subprocess.DEVNULL)
+    summary["swtpm_pid"] = proc.pid
+    deadline = time.monotonic() + SWTPM_SOCKET_WAIT
+    while not os.path.exists(sock):  # QEMU fails to start if swtpm is not listening yet
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("swtpm did not start (see %s)" % log)
+        time.sleep(0.02)
+    return ["-chardev", "socket,id=chrtpm,path=" + sock,
+            "-tpmdev", "emulator,id=tpm0,chardev=chrtpm", "-device", "tpm-tis,tpmdev=tpm0"]
 
 
-def watch(qemu, a, t0, summary):
-    """Reads the console until the boot is judged; returns the exit status."""
-    kill_on = re.compile(a.kill_on.encode()) if a.kill_on else None
-    buf = b""
-    done_at = None
-    with open(a.log, "wb") as log:
-        fd = qemu.stdout.fileno()
-        while True:
-            now = time.monotonic() - t0
-            if summary["init_start_s"] is None and now > START_TIMEOUT:
-                summary["timed_out"] = True
-                log.write(b"[vm.py] no @@INIT_START within %d s\n" % START_TIMEOUT)
-                return 2
-            if now > a.timeout:
-                summary["timed_out"] = True
-                log.write(b"[vm.py] boot exceeded %d s\n" % a.timeout)
-                return 2
-            if done_at is not None and now - done_at > EXIT_GRACE:
-                log.write(b"[vm.py] QEMU still running %d s after @@INIT_DONE: stopped\n" % EXIT_GRACE)
+def qemu_command(a, k):
+    cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
+           "-monitor", "none", "-machine", "pc", "-cpu", "max", "-smp", "1", "-accel", "tcg",
+           "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+           "-initrd", a.initrd, "-append", (TWEAKS + " " + a.append).strip()]
+    if k.get("VMLINUX"):
+        # PVH needs qboot: PVH + SeaBIOS + TPM corrupts the ACPI tables (notes §9.1).
+        cmd += ["-kernel", k["VMLINUX"], "-bios", QBOOT]
+    else:
+        cmd += ["-kernel", k["BZIMAGE"]]  # SeaBIOS, the default firmware
+    for i, d in enumerate(a.disk):  # in order: /dev/vda, /dev/vdb, ...
+        cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe" % (d, i),
+                "-device", "virtio-blk-pci,drive=d%d" % i]
+    if a.net_guestfwd or a.hostfwd:  # else no NIC at all: -nodefaults adds none
+        cmd += ["-netdev", ",".join(["user,id=n0,restrict=on"] + ["hostfwd=" + h for h in a.hostfwd]
+                                    + ["guestfwd=" + g for g in a.net_guestfwd]),
+                "-device", "virtio-net-pci,netdev=n0"]
+    return cmd
+
+
+def watch(qemu, a, t0, summary, log):
+    """Reads the console until the boot is judged; returns the exit status. Leaves QEMU
+    running when it returns early; the caller stops it."""
+    fd = qemu.stdout.fileno()
+    buf, eof, done_at = b"", False, None
+
+    def note(msg):
+        log.write(b"[%8.3f] [vm.py] %s\n" % (time.monotonic() - t0, msg.encode()))
+        summary["reason"] = msg
+
+    while True:
+        now = time.monotonic() - t0
+        if done_at is None and summary["init_start_s"] is None and now > START_TIMEOUT:
+            summary["timed_out"] = True
+            note("no @@INIT_START within %d s" % START_TIMEOUT)
+            return 2
+        if done_at is None and now > a.timeout:
+            summary["timed_out"] = True
+            note("no @@INIT_DONE within --timeout %d s" % a.timeout)
+            return 2
+        if done_at is not None and now - done_at > EXIT_GRACE:
+            note("QEMU still running %d s after @@INIT_DONE: stopped (the known poweroff hang, "
+                 "not a failure)" % EXIT_GRACE)
+            break
+        # The pipe can outlive QEMU (a guestfwd helper inherits it), so QEMU's exit is checked
+        # whenever the console is quiet, not only at EOF.
+        if eof or not select.select([fd], [], [], 0.25)[0]:
+            if qemu.poll() is not None:
                 break
-            r, _, _ = select.select([fd], [], [], 0.5)
-            if not r:
-                if qemu.poll() is not None:
-                    break
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
+            if eof:
+                time.sleep(0.1)
+            continue
+        chunk = os.read(fd, 65536)
+        eof = not chunk
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for raw in lines:
+            t = time.monotonic() - t0
+            raw = raw.rstrip(b"\r")
+            log.write(b"[%8.3f] " % t + raw + b"\n")
+            log.flush()
+            line = raw.decode("utf-8", "replace")
+            if a.kill_on and a.kill_on.search(line):
+                # The power cut: no poweroff, no TPM2_Shutdown, the guest's page cache is lost;
+                # what reached the virtio disk is in the image (cache=unsafe writes go to the
+                # host page cache, which outlives QEMU).
+                qemu.kill()
                 qemu.wait()
-                break
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                line = line.rstrip(b"\r")
-                t = time.monotonic() - t0
-                log.write(b"[%8.3f] " % t + line + b"\n")
-                log.flush()
-                if kill_on is not None and kill_on.search(line):
-                    qemu.kill()  # the power cut: no shutdown, no TPM2_Shutdown, no sync
-                    qemu.wait()
-                    summary["killed"] = True
-                    log.write(b"[vm.py] power cut on: " + line + b"\n")
-                    return 3
-                if FATAL.search(line):
+                summary["killed"] = True
+                note("power cut (SIGKILL) on: " + line)
+                return 3
+            if FATAL.search(line):
+                if done_at is None:
                     summary["panic"] = True
+                    note("kernel failure: " + line)
                     return 2
-                text = line.decode("utf-8", "replace")
-                if "@@INIT_START" in text and summary["init_start_s"] is None:
-                    summary["init_start_s"] = round(t, 3)
-                m = re.search(r"@@RESULT (\S+) (PASS|FAIL) ?(.*)", text)
-                if m:
-                    ok = m.group(2) == "PASS"
-                    summary["results"].append({"name": m.group(1), "pass": ok, "detail": m.group(3)})
-                    print(("PASS %s" % m.group(1)) if ok else ("FAIL %s %s" % (m.group(1), m.group(3))),
-                          flush=True)
-                m = re.search(r"@@INIT_DONE rc=(-?\d+)", text)
-                if m and done_at is None:
-                    summary["rc"] = int(m.group(1))
-                    summary["init_done_s"] = done_at = round(t, 3)
+                continue  # after INIT_DONE the results are in: only the poweroff is failing
+            if "@@INIT_START" in line and summary["init_start_s"] is None:
+                summary["init_start_s"] = round(t, 3)
+            m = RESULT.search(line)
+            if m:
+                ok = m.group(2) == "PASS"
+                summary["results"].append({"name": m.group(1), "pass": ok, "detail": m.group(3)})
+                print("PASS " + m.group(1) if ok else "FAIL %s %s" % (m.group(1), m.group(3)),
+                      flush=True)
+            m = DONE.search(line)
+            if m and done_at is None:
+                summary["rc"] = int(m.group(1))
+                summary["init_done_s"] = done_at = round(t, 3)
+    if buf:  # a last line without newline
+        log.write(b"[%8.3f] " % (time.monotonic() - t0) + buf + b"\n")
     summary["exit_s"] = round(time.monotonic() - t0, 3)
     if summary["rc"] is None:
+        if "reason" not in summary:
+            note("QEMU exited (status %s) without @@INIT_DONE" % qemu.returncode)
         return 2
     if summary["rc"] != 0 or any(not r["pass"] for r in summary["results"]):
         return 1
     return 0
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt  # one path for Ctrl-C, SIGTERM and SIGHUP: the finally below
+
+
+def main():
+    ap = argparse.ArgumentParser(description="One QEMU boot of a test initrd, judged by "
+                                 "console markers (see the top of vm.py).")
+    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--log", required=True, help="serial log; LOG.json gets the summary")
+    ap.add_argument("--disk", action="append", default=[], help="raw image; in order vda, vdb...")
+    ap.add_argument("--tpm-state", help="swtpm state directory (kept across boots)")
+    ap.add_argument("--append", default="", help="extra kernel command-line words")
+    ap.add_argument("--kill-on", type=regex, metavar="REGEX",
+                    help="SIGKILL QEMU on the first console line matching this (a power cut)")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds to @@INIT_DONE")
+    ap.add_argument("--net-guestfwd", action="append", default=[],
+                    help="tcp:10.0.2.X:PORT-cmd:socat STDIO TCP:127.0.0.1:P")
+    ap.add_argument("--hostfwd", action="append", default=[], help="tcp:127.0.0.1:P-:GUESTPORT")
+    ap.add_argument("--memory", type=int, default=512, help="MB")
+    a = ap.parse_args()
+    check_net_rules(ap, a)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
+
+    summary = {"results": [], "rc": None, "killed": False, "timed_out": False, "panic": False,
+               "interrupted": False, "init_start_s": None, "init_done_s": None, "exit_s": None,
+               "qemu_pid": None, "swtpm_pid": None}
+    status, procs, tmp = 2, {}, None
+    log = open(a.log, "wb")  # first: a failed setup must not leave an older boot's log behind
+    try:
+        k = kernel()
+        summary["kernel"] = k.get("VMLINUX") or k["BZIMAGE"]
+        tmp = tempfile.mkdtemp(prefix="vm-")  # short: the swtpm socket path must fit AF_UNIX
+        cmd = qemu_command(a, k)
+        if a.tpm_state:
+            cmd += start_swtpm(a, tmp, summary, procs)
+        t0 = time.monotonic()
+        # stderr too: QEMU's own errors then sit in the log where the boot should be.
+        qemu = procs["qemu"] = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        summary["qemu_pid"] = qemu.pid
+        status = watch(qemu, a, t0, summary, log)
+    except KeyboardInterrupt:
+        summary["interrupted"] = True
+        summary["reason"] = "interrupted"
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+        summary["reason"] = "setup: %s" % e
+        log.write(b"[vm.py] %s\n" % summary["reason"].encode())
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
+        summary["qemu_end"] = stop(procs.get("qemu"))
+        # --terminate: swtpm normally ends by itself with QEMU's connection.
+        summary["swtpm_end"] = stop(procs.get("swtpm"), wait=TERM_GRACE)
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        log.close()
+
+    summary["status"] = status
+    fails = [r for r in summary["results"] if not r["pass"]]
+    verdict = {0: "ok", 1: "failed", 2: summary.get("reason", "no @@INIT_DONE"),
+               3: "power cut as asked"}[status]
+    secs = lambda k: "-" if summary[k] is None else "%.2f s" % summary[k]
+    print("vm: %d passed, %d failed, exit %d: %s (INIT_START %s, INIT_DONE %s; log %s)" % (
+        len(summary["results"]) - len(fails), len(fails), status, verdict,
+        secs("init_start_s"), secs("init_done_s"), a.log), flush=True)
+    with open(a.log + ".json", "w") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
+    return status
+
+
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(2))  # run the finally: blocks
     sys.exit(main())
