@@ -287,19 +287,15 @@ static void wait_running(int ifindex)
 
 static int write_resolv_conf(const char *path, const struct dhcp_reply *l)
 {
-	char doc[128], tmp[4096], a[16];
-	int n = snprintf(doc, sizeof doc, "# written by constel-agent from the DHCP lease\n");
+	char doc[128], a[16];
+	int n = snprintf(doc, sizeof doc, "# written by constel-agent from the DHCP lease\n"), r;
 
 	for (int i = 0; i < 2 && l->dns[i]; i++) {
 		inet_ntop(AF_INET, &l->dns[i], a, sizeof a);
 		n += snprintf(doc + n, sizeof doc - (size_t)n, "nameserver %s\n", a);
 	}
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-		return log_err(-ENAMETOOLONG, "net: %s", path);
-	unlink(tmp);
-	if (write_file_excl(tmp, doc, (size_t)n, 0644) < 0 || rename(tmp, path) < 0)
-		return log_err(-errno, "net: writing %s", path);
-	return 0;
+	r = write_file_replace(path, doc, (size_t)n, 0644);
+	return r < 0 ? log_err(r, "net: writing %s", path) : 0;
 }
 
 int cmd_net_dhcp(const struct cli *c)

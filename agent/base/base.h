@@ -136,6 +136,20 @@ int hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_l
 int write_file_excl(const char *path, const void *data, size_t len, mode_t mode);
 /* mkdir -p with mode for every missing component. */
 int mkdir_parents(const char *path, mode_t mode);
+/* Replaces path whole: the parent directories are made (0755), data goes to "path.tmp"
+ * (a stale one from a power cut is removed first), synced, then renamed over path, so a
+ * reader finds the old file or the complete new one. */
+int write_file_replace(const char *path, const void *data, size_t len, mode_t mode);
+/* Reads from fd until end of file or cap bytes; the count, or -errno. */
+ssize_t read_full(int fd, void *buf, size_t cap);
+
+/* ---- time (file.c) ---- */
+/* CLOCK_MONOTONIC in nanoseconds, for deadlines and durations. */
+uint64_t monotonic_ns(void);
+static inline uint64_t monotonic_ms(void)
+{
+	return monotonic_ns() / 1000000;
+}
 
 /* ---- bcrypt (bcrypt.c) ----
  * The init secret's check (spec §5.5): golang.org/x/crypto/bcrypt's CompareHashAndPassword.

@@ -1,9 +1,12 @@
-/* Writing files the way the Go bootstrapper does (spec §5.4): create-exclusive, so an
- * existing file is an error and nothing is overwritten. */
+/* Files: writing the way the Go bootstrapper does (spec §5.4: create-exclusive, so an
+ * existing file is an error and nothing is overwritten), replacing a file whole, reading
+ * with a bound; and the monotonic clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -54,4 +57,56 @@ int mkdir_parents(const char *path, mode_t mode)
 		tmp[i] = path[i];
 	}
 	return 0;
+}
+
+int write_file_replace(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[4096], *slash;
+	int r;
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+	slash = strrchr(tmp, '/');
+	if (slash && slash != tmp) {
+		*slash = '\0';
+		r = mkdir_parents(tmp, 0755);
+		*slash = '/';
+		if (r < 0)
+			return r;
+	}
+	unlink(tmp);
+	if ((r = write_file_excl(tmp, data, len, mode)) < 0)
+		return r;
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+ssize_t read_full(int fd, void *buf, size_t cap)
+{
+	size_t n = 0;
+
+	while (n < cap) {
+		ssize_t k = read(fd, (char *)buf + n, cap - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	return (ssize_t)n;
+}
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

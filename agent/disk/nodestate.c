@@ -17,8 +17,7 @@
 
 int node_state_write(const char *path, const char *role, const uint8_t salt[32])
 {
-	char b64[BASE64_ENCODED_LEN(32) + 1], doc[256], tmp[4096];
-	char *slash;
+	char b64[BASE64_ENCODED_LEN(32) + 1], doc[256];
 	int n, r;
 
 	if (strcmp(role, "ControlPlane") && strcmp(role, "Worker"))
@@ -27,22 +26,9 @@ int node_state_write(const char *path, const char *role, const uint8_t salt[32])
 	base64_encode(BASE64_STD, salt, 32, b64, sizeof b64);
 	n = snprintf(doc, sizeof doc, "{\n\t\"Role\": \"%s\",\n\t\"MeasurementSalt\": \"%s\"\n}",
 		     role, b64);
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-		return log_err(-ENAMETOOLONG, "node state: %s", path);
-	slash = strrchr(tmp, '/');
-	if (slash) {
-		*slash = 0;
-		r = mkdir_parents(tmp, 0755);
-		*slash = '/';
-		if (r < 0)
-			return log_err(r, "node state: creating the directory of %s", path);
-	}
-	unlink(tmp); /* a leftover of a power cut */
-	/* Written aside and renamed: a reader finds the old file or the whole new one. */
-	if ((r = write_file_excl(tmp, doc, (size_t)n, 0600)) < 0)
-		return log_err(r, "node state: %s", tmp);
-	if (rename(tmp, path) < 0)
-		return log_err(-errno, "node state: %s", path);
+	/* written aside and renamed: a reader finds the old file or the whole new one */
+	if ((r = write_file_replace(path, doc, (size_t)n, 0600)) < 0)
+		return log_err(r, "node state: %s", path);
 	return 0;
 }
 
@@ -85,24 +71,16 @@ int node_state_read(const char *path, uint8_t salt[32])
 {
 	char buf[NODE_STATE_MAX + 1], err[160];
 	ssize_t n;
-	size_t len = 0;
 	int fd, r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return log_err(-errno, "node state: %s", path);
-	while (len < sizeof buf && (n = read(fd, buf + len, sizeof buf - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			close(fd);
-			return log_err(r, "node state: %s", path);
-		}
-		len += (size_t)n;
-	}
+	n = read_full(fd, buf, sizeof buf); /* one byte more than allowed: too long shows */
 	close(fd);
-	r = node_state_parse(buf, len, salt, err, sizeof err);
+	if (n < 0)
+		return log_err((int)n, "node state: %s", path);
+	r = node_state_parse(buf, (size_t)n, salt, err, sizeof err);
 	if (r < 0)
 		log_error("%s (%s)", err, path);
 	return r;

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libcryptsetup.h>
@@ -30,14 +29,6 @@ static const char token_json[2][80] = {
     "{\"type\":\"constellation-state-disk\",\"keyslots\":[],\"diskIsInitialized\":false}",
     "{\"type\":\"constellation-state-disk\",\"keyslots\":[],\"diskIsInitialized\":true}",
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* libcryptsetup's own messages are details behind our one line: debug level only. They never
  * carry key material. */
@@ -128,33 +119,22 @@ int disk_find(const char *csp, const char *override, char *out, size_t outlen)
 
 int disk_classify(const char *path, struct luks2_info *info, char *err, size_t errlen)
 {
-	size_t cap = 2 * (size_t)LUKS2_HDR_MAX, n = 0;
+	size_t cap = 2 * (size_t)LUKS2_HDR_MAX;
 	uint8_t *buf;
+	ssize_t n;
 	int fd, r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return r = -errno, errbuf_set(err, errlen, "%s: %s", path, strerror(-r)), r;
 	buf = malloc(cap);
-	while (buf && n < cap) { /* a copy of the headers: the disk is only read */
-		ssize_t k = read(fd, buf + n, cap - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			close(fd);
-			free(buf);
-			return errbuf_set(err, errlen, "%s: read: %s", path, strerror(-r)), r;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
+	n = buf ? read_full(fd, buf, cap) : -ENOMEM; /* a copy of the headers: only read */
 	close(fd);
-	if (!buf)
-		return errbuf_set(err, errlen, "out of memory"), -ENOMEM;
-	r = luks2_classify(buf, n, info, err, errlen);
+	if (n < 0) {
+		free(buf);
+		return errbuf_set(err, errlen, "%s: read: %s", path, strerror((int)-n)), (int)n;
+	}
+	r = luks2_classify(buf, (size_t)n, info, err, errlen);
 	free(buf);
 	return r;
 }
@@ -224,7 +204,7 @@ struct wipe_progress {
 static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
 {
 	struct wipe_progress *p = usrptr;
-	uint64_t t = now_ns();
+	uint64_t t = monotonic_ns();
 
 	if (offset < size && t - p->last < PROGRESS_EVERY_NS)
 		return 0;
@@ -257,9 +237,9 @@ static int wipe(struct disk *d)
 	d->wipe_bytes = end > 0 ? (uint64_t)end : 0;
 	log_info("disk: wiping %s: %llu MiB to initialise the integrity tags", d->path,
 		 (unsigned long long)(d->wipe_bytes >> 20));
-	p.start = p.last = now_ns();
+	p.start = p.last = monotonic_ns();
 	r = crypt_wipe(d->cd, dev, CRYPT_WIPE_ZERO, 0, 0, WIPE_BLOCK, 0, wipe_progress, &p);
-	d->wipe_ns = now_ns() - p.start;
+	d->wipe_ns = monotonic_ns() - p.start;
 	r2 = crypt_deactivate_by_name(d->cd, WIPE_MAPPING, 0);
 	if (r < 0)
 		return log_err(r, "disk: %s: wiping", d->path);
@@ -278,7 +258,7 @@ int disk_format(struct disk *d)
 	    .sector_size = 4096,
 	};
 	char err[256];
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 	int r;
 
 	/* The one place that formats: read the header again, right now, and refuse anything
@@ -326,7 +306,7 @@ int disk_format(struct disk *d)
 	for (char *c = d->uuid; *c; c++)
 		*c = (char)tolower((unsigned char)*c);
 	d->state = DISK_NOT_INITIALIZED;
-	d->format_ns = now_ns() - t0;
+	d->format_ns = monotonic_ns() - t0;
 	log_info("disk: %s: formatted (uuid %s) and open as /dev/mapper/%s in %.1f s", d->path,
 		 d->uuid, d->name, (double)d->format_ns / 1e9);
 	return 0;
@@ -376,9 +356,9 @@ int disk_check_key(struct disk *d, const void *key, size_t len)
 
 	if ((r = load(d, d->state)) < 0)
 		return r;
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	r = crypt_activate_by_passphrase(d->cd, NULL, 0, key, len, 0);
-	d->unlock_ns = now_ns() - t0;
+	d->unlock_ns = monotonic_ns() - t0;
 	return r < 0 ? (r == -EPERM ? -EPERM : r) : 0;
 }
 
@@ -391,10 +371,10 @@ int disk_unlock(struct disk *d, const struct secret *key)
 		return log_err(-EINVAL, "disk: %s: not initialized; nothing to unlock", d->path);
 	if ((r = load(d, DISK_INITIALIZED)) < 0)
 		return r;
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	r = crypt_activate_by_passphrase(d->cd, d->name, CRYPT_ANY_SLOT, (const char *)key->bytes,
 					 key->len, STATE_FLAGS);
-	d->unlock_ns = now_ns() - t0;
+	d->unlock_ns = monotonic_ns() - t0;
 	if (r == -EPERM)
 		return log_err(-EPERM, "disk: %s: the key does not open the disk", d->path);
 	if (r < 0)

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bearssl.h>
@@ -78,14 +77,6 @@ int data_url_decode(const char *url, uint8_t **out, size_t *len, char *err, size
 	return 0;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int retryable(int status)
 {
 	return status == 408 || status == 425 || status == 429 || status == 502 || status == 503 ||
@@ -95,7 +86,7 @@ static int retryable(int status)
 /* The component's bytes in *buf (malloc'd). */
 static int fetch(const char *url, int timeout_ms, uint8_t **buf, size_t *len)
 {
-	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
 	char err[160];
 
 	if (!strncmp(url, "data:", 5)) {
@@ -108,7 +99,7 @@ static int fetch(const char *url, int timeout_ms, uint8_t **buf, size_t *len)
 			       url);
 	for (int attempt = 1; attempt <= FETCH_ATTEMPTS_MAX; attempt++) {
 		struct http_response resp;
-		uint64_t now = now_ms();
+		uint64_t now = monotonic_ms();
 		int r;
 
 		if (now >= deadline)
@@ -322,27 +313,6 @@ out:
 	return 0;
 }
 
-static int write_file_0544(const char *path, const uint8_t *data, size_t len)
-{
-	char tmp[4200], *slash;
-	int r;
-
-	if (snprintf(tmp, sizeof tmp, "%s.constel-tmp", path) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	slash = strrchr(tmp, '/');
-	if (slash && slash != tmp) {
-		*slash = 0;
-		r = mkdir_parents(tmp, 0755);
-		*slash = '/';
-		if (r < 0)
-			return r;
-	}
-	unlink(tmp);
-	if ((r = write_file_excl(tmp, data, len, 0544)) < 0)
-		return r;
-	return rename(tmp, path) < 0 ? -errno : 0; /* replaces a file of an earlier boot whole */
-}
-
 int component_install(const struct component *c, const char *root, int timeout_ms)
 {
 	char dest[4096], hex[65];
@@ -376,7 +346,7 @@ int component_install(const struct component *c, const char *root, int timeout_m
 	} else {
 		log_warn("component: %s: no hash given, not verified", c->install_path);
 	}
-	r = c->extract ? extract(buf, len, dest) : write_file_0544(dest, buf, len);
+	r = c->extract ? extract(buf, len, dest) : write_file_replace(dest, buf, len, 0544);
 	free(buf);
 	if (r < 0 && !c->extract)
 		return log_err(r, "component: writing %s", dest);

@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/if_ether.h>
@@ -26,14 +25,6 @@
 #define RETRANS_FIRST_MS  4000
 #define RETRANS_MAX_MS	  64000
 #define PROGRESS_EVERY_MS 10000
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static uint16_t csum(const uint8_t *p, size_t len, uint32_t sum)
 {
@@ -265,7 +256,7 @@ static int sock_wait(struct dhcp_sock *s, uint64_t deadline, uint32_t xid, const
 	char err[128];
 
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = monotonic_ms();
 		struct pollfd p = {.fd = s->fd, .events = POLLIN};
 		ssize_t n;
 		int k;
@@ -309,7 +300,7 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 	struct dhcp_sock s;
 	struct dhcp_reply r;
 	uint8_t pkt[600];
-	uint64_t start = now_ms(), last_line = start;
+	uint64_t start = monotonic_ms(), last_line = start;
 	uint32_t xid;
 	int attempt = 0, sent = 0, rc;
 
@@ -319,7 +310,7 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 		return log_err(rc, "net: %s: DHCP socket", ifname);
 	random_bytes(&xid, sizeof xid);
 	for (;;) {
-		uint64_t now = now_ms(), wait;
+		uint64_t now = monotonic_ms(), wait;
 		uint16_t secs = (uint16_t)((now - start) / 1000);
 		size_t n;
 
@@ -348,7 +339,7 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 			continue;
 		/* REQUEST the offer, retransmitted like the DISCOVER, at most 4 times */
 		for (int req = 0; req < 4; req++) {
-			uint64_t t = now_ms();
+			uint64_t t = monotonic_ms();
 
 			n = dhcp_build(pkt, sizeof pkt, DHCP_REQUEST, mac, xid,
 				       (uint16_t)((t - start) / 1000), r.yiaddr, r.server);

@@ -9,19 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
 #include "net.h"
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 int http_url_split(const char *url, char *hostport, size_t hcap, char *path, size_t pcap)
 {
@@ -141,7 +132,7 @@ int http_parse_response(char *buf, size_t len, int *status, char **body, size_t 
 int http_get(const char *url, int timeout_ms, size_t max, struct http_response *resp)
 {
 	char hostport[300], path[1024], req[1536], err[256];
-	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
 	size_t len = 0, limit = max + 16384, cap = limit < 65536 ? limit : 65536; /* + headers */
 	int fd, n, r;
 	char *buf;
@@ -163,11 +154,11 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		ssize_t k;
 
-		if (now_ms() >= deadline) {
+		if (monotonic_ms() >= deadline) {
 			r = -ETIMEDOUT;
 			break;
 		}
-		if (poll(&p, 1, (int)(deadline - now_ms())) <= 0)
+		if (poll(&p, 1, (int)(deadline - monotonic_ms())) <= 0)
 			continue;
 		k = write(fd, req + off, (size_t)(n - off));
 		if (k < 0 && errno != EAGAIN && errno != EINTR)
@@ -177,7 +168,7 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 	}
 	while (!r) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ms();
+		uint64_t now = monotonic_ms();
 		ssize_t k;
 
 		if (now >= deadline) {

@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -153,10 +152,7 @@ int rpc_poll_timeout(int64_t left)
 
 int64_t rpc_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)monotonic_ms();
 }
 
 /* grpc-message is percent-encoded: bytes outside 0x20..0x7e and '%' itself. */
