@@ -9,3 +9,51 @@ check() {
 	shift
 	if "$@"; then pass "$name"; else fail "$name" "'$*' failed"; fi
 }
+
+# logged_port LOG: the port a server of ours logged ("listening on ... (port N)"), waiting
+# up to 5 s; prints nothing and fails when none came.
+logged_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$1")
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# hexof FILE: the file's bytes in lowercase hex on one line.
+hexof() { od -An -tx1 -v "$1" | tr -d ' \n'; }
+
+# swtpm_boot DIR: (re)starts swtpm with its state in DIR/state and its log in DIR/swtpm.log,
+# on two free loopback ports picked at the first call; sets $tpm (the agent's --tpm) and
+# $swtpm_pid. A restart is a node's reboot: the PCRs are zero again. A running swtpm first
+# gets an orderly TPM2_Shutdown, as the kernel sends at reboot: every unorderly stop counts
+# against the dictionary-attack lockout, which soon refuses the AK (rc 0x921).
+swtpm_boot() {
+	local dir=$1
+	if [ -z "${swtpm_port:-}" ]; then
+		for _ in $(seq 20); do
+			swtpm_port=$((20000 + RANDOM % 20000))
+			python3 -c "import socket
+for p in ($swtpm_port, $swtpm_port + 1):
+    s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()" 2>/dev/null && break
+		done
+	fi
+	tpm="swtpm:host=127.0.0.1,port=$swtpm_port"
+	if [ -n "${swtpm_pid:-}" ]; then
+		tpm2_shutdown -T "$tpm" >/dev/null 2>&1
+		kill "$swtpm_pid"
+		wait "$swtpm_pid" 2>/dev/null
+	fi
+	mkdir -p "$dir/state"
+	swtpm socket --tpm2 --server type=tcp,port=$swtpm_port,bindaddr=127.0.0.1 \
+		--ctrl type=tcp,port=$((swtpm_port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$dir/state" \
+		--flags not-need-init,startup-clear --log file="$dir/swtpm.log" </dev/null >/dev/null 2>&1 &
+	swtpm_pid=$!
+	for _ in $(seq 50); do
+		(exec 3<>/dev/tcp/127.0.0.1/$swtpm_port) 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}

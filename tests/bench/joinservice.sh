@@ -8,6 +8,7 @@ set -eu
 BUILD=${1:-build}
 N=${JOINSERVICE_BENCH_N:-100} # joins per client
 cd "$(dirname "$0")/../.."
+. tests/lib.sh
 peer=$(tests/interop/build-atlspeer.sh)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -32,11 +33,7 @@ rate() {
 "$BUILD/tools/constel-joinservice" --listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json" \
 	--measurement-salt "$work/msalt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
 	--api-endpoint 10.42.1.100:6443 --attestation dummy 2>"$work/js.log" &
-for _ in $(seq 50); do
-	port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/js.log")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
+port=$(logged_port "$work/js.log")
 ours=$(rate "$port")
 "$peer" join-server --count $((2 * N)) >"$work/go.out" 2>&1 &
 for _ in $(seq 50); do

@@ -14,7 +14,6 @@ disk_key_zero=2b5c829f691bfd4232f8aac464bccc07e605c7c8e82cbca09837e86d0b6d0665
 msecret_zero=54d67b1d917d3464757d9b699f3ee416c209a2270e3876da90535e4108898cdd
 cluster_id_zero=823267d1276b940d1f04b9fac150721f196bf1090e125684d4efd8416a691588
 
-hexof() { od -An -tx1 -v "$1" | tr -d ' \n'; }
 mode() { stat -c %a "$1"; }
 
 # start_peer NAME ARGS...: runs atlspeer in the background, waits for its LISTEN line.
@@ -36,12 +35,7 @@ start_agent() {
 	shift
 	"$agent" "$@" >"$work/$name.stdout" 2>"$work/$name.log" &
 	agent_pid=$!
-	for _ in $(seq 50); do
-		port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/$name.log")
-		[ -n "$port" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	port=$(logged_port "$work/$name.log")
 }
 
 # wait_pid PID SECONDS: the exit status, or 124 after killing it.

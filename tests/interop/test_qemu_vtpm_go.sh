@@ -8,22 +8,7 @@ peer=$(tests/interop/build-atlspeer.sh) || { fail interop_qemu_vtpm "atlspeer di
 work=$(mktemp -d /tmp/constel-vtpm-XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
-# swtpm on two free loopback ports, state in $work/state
-for _ in $(seq 20); do
-	port=$((20000 + RANDOM % 20000))
-	python3 -c "import socket,sys
-for p in ($port, $port + 1):
-    s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()" 2>/dev/null && break
-done
-mkdir -p "$work/state"
-swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
-	--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
-	--flags not-need-init,startup-clear --log file="$work/swtpm.log" </dev/null >/dev/null 2>&1 &
-for _ in $(seq 50); do
-	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-	sleep 0.1
-done
-tpm="swtpm:host=127.0.0.1,port=$port"
+swtpm_boot "$work"
 nonce=$(printf '5a%.0s' $(seq 32))
 ud=$(printf 'c3%.0s' $(seq 32))
 
@@ -112,16 +97,7 @@ fi
 # A TPM restart clears the PCRs (a reboot): init with qemu-vtpm against the Go CLI-like client,
 # which validates our document with its own validator, then PCR 15 holds the spec's value.
 t=interop_go_cli_init_with_qemu_vtpm_marks_pcr15_as_the_spec_says
-tpm2_shutdown -T "$tpm" >/dev/null 2>&1 # orderly, as at a reboot (no lockout counting)
-kill %1 2>/dev/null
-wait %1 2>/dev/null
-swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
-	--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
-	--flags not-need-init,startup-clear --log file="$work/swtpm.log" </dev/null >/dev/null 2>&1 &
-for _ in $(seq 50); do
-	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-	sleep 0.1
-done
+swtpm_boot "$work" # orderly shutdown and restart, as at a reboot
 secret=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 "$peer" bcrypt --secret "$secret" >"$work/hash"
 printf '#!/bin/sh\nprintf "kind: Config\\n"\n' >"$work/kubeadm.sh"
@@ -130,12 +106,7 @@ chmod +x "$work/kubeadm.sh"
 	--disk-uuid 00000000-0000-0000-0000-000000000000 --out "$work/init" --kubeadm "$work/kubeadm.sh" \
 	2>"$work/init.log" &
 ipid=$!
-iport=
-for _ in $(seq 50); do
-	iport=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/init.log")
-	[ -n "$iport" ] && break
-	sleep 0.1
-done
+iport=$(logged_port "$work/init.log")
 out=$("$peer" init-client --addr "127.0.0.1:$iport" --secret "$secret")
 wait $ipid
 rc=$?

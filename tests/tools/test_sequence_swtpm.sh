@@ -11,36 +11,7 @@ work=$(mktemp -d /tmp/constel-seq-XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 uuid=0b3e9c3a-8e6f-4c1e-9d2b-5a7f00000007
 
-for _ in $(seq 20); do
-	port=$((20000 + RANDOM % 20000))
-	python3 -c "import socket
-for p in ($port, $port + 1):
-    s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()" 2>/dev/null && break
-done
-mkdir -p "$work/state"
-tpm="swtpm:host=127.0.0.1,port=$port"
-boot() { # a node boot: the TPM restarts and its PCRs are zero again
-	# An orderly TPM2_Shutdown first, as the kernel sends at reboot: every unorderly stop
-	# counts against the dictionary-attack lockout, which soon refuses the AK (rc 0x921).
-	[ -n "${swtpm_pid:-}" ] && { tpm2_shutdown -T "$tpm" >/dev/null 2>&1; kill $swtpm_pid; wait $swtpm_pid 2>/dev/null; }
-	swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
-		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
-		--flags not-need-init,startup-clear --log file="$work/swtpm.log" </dev/null >/dev/null 2>&1 &
-	swtpm_pid=$!
-	for _ in $(seq 50); do
-		(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
-		sleep 0.1
-	done
-}
-wait_port() { # wait_port LOG: the port a server logged
-	for _ in $(seq 50); do
-		p=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$1")
-		[ -n "$p" ] && { echo "$p"; return 0; }
-		sleep 0.1
-	done
-	return 1
-}
-hexof() { od -An -tx1 -v "$1" | tr -d ' \n'; }
+boot() { swtpm_boot "$work"; } # a node boot: the TPM restarts, its PCRs are zero again
 zero=$(printf '0%.0s' $(seq 64))
 printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "$zero" >"$work/m.json"
 cat >"$work/kubeadm.sh" <<'SH'
@@ -58,7 +29,7 @@ boot
 "$agent" --tpm "$tpm" serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/ws/init-secret.bcrypt" \
 	--disk-uuid "$uuid" --out "$work/init" --kubeadm "$work/kubeadm.sh" 2>"$work/init.log" &
 ipid=$!
-iport=$(wait_port "$work/init.log")
+iport=$(logged_port "$work/init.log")
 out=$("$tools/constel-init" --workspace "$work/ws" apply --endpoint "127.0.0.1:$iport" \
 	--measurements "$work/m.json" --timeout 30 2>&1)
 rc=$?
@@ -78,7 +49,7 @@ done
 	--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
 	--api-endpoint 10.42.1.100:6443 --measurements "$work/m.json" --cert-sans api.example \
 	--pki-dir "$work/pki" 2>"$work/js.log" &
-jport=$(wait_port "$work/js.log")
+jport=$(logged_port "$work/js.log")
 
 t=sequence_join_through_constel_joinservice_agrees_with_init
 boot
@@ -146,7 +117,7 @@ boot
 "$agent" --tpm "$tpm" serve-recover --listen 127.0.0.1:0 --disk-uuid "$uuid" --out "$work/rec" \
 	2>"$work/rec.log" &
 rpid=$!
-rport=$(wait_port "$work/rec.log")
+rport=$(logged_port "$work/rec.log")
 out=$(cd "$work/ws" && "$tools/constel-recover" --endpoint "127.0.0.1:$rport" --measurements "$work/m.json" 2>&1)
 rc=$?
 wait $rpid

@@ -42,11 +42,7 @@ echo "$msalt" >"$work/msalt"
 "$tools/constel-joinservice" --listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json" \
 	--measurement-salt "$work/msalt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
 	--api-endpoint 10.42.1.100:6443 --attestation dummy --token abcdef.0123456789abcdef 2>"$work/js.log" &
-for _ in $(seq 50); do
-	jport=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/js.log")
-	[ -n "$jport" ] && break
-	sleep 0.1
-done
+jport=$(logged_port "$work/js.log")
 out=$("$peer" join-client --addr "127.0.0.1:$jport" --disk-uuid "$uuid" --ca "$work/ca.crt")
 want_key=$(hkdf "$key" "$salt" "key-$uuid")
 want_cid=$(hkdf "$(hkdf "$key" "$salt" key-measurementSecret)" "$msalt" key-clusterID)

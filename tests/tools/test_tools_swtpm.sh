@@ -9,25 +9,7 @@ recover=$PWD/$BUILD/tools/constel-recover
 work=$(mktemp -d /tmp/constel-tools-XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
-for _ in $(seq 20); do
-	port=$((20000 + RANDOM % 20000))
-	python3 -c "import socket
-for p in ($port, $port + 1):
-    s = socket.socket(); s.bind(('127.0.0.1', p)); s.close()" 2>/dev/null && break
-done
-start_swtpm() { # a TPM restart resets the PCRs, as a reboot does
-	swtpm socket --tpm2 --server type=tcp,port=$port,bindaddr=127.0.0.1 \
-		--ctrl type=tcp,port=$((port + 1)),bindaddr=127.0.0.1 --tpmstate dir="$work/state" \
-		--flags not-need-init,startup-clear --log file="$work/swtpm.log" </dev/null >/dev/null 2>&1 &
-	swtpm_pid=$!
-	for _ in $(seq 50); do
-		(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
-		sleep 0.1
-	done
-}
-mkdir -p "$work/state"
-start_swtpm
-tpm="swtpm:host=127.0.0.1,port=$port"
+swtpm_boot "$work"
 uuid=0B3E9C3A-8E6F-4C1E-9D2B-5A7F00000001
 zero=$(printf '0%.0s' $(seq 64))
 printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "$zero" >"$work/measurements.json"
@@ -54,13 +36,7 @@ start_init() { # start_init OUT: serve-init on a free port, sets iport and ipid
 	"$agent" --tpm "$tpm" serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/ws/init-secret.bcrypt" \
 		--disk-uuid "$uuid" --out "$work/$1" --kubeadm "$work/kubeadm.sh" 2>"$work/$1.log" &
 	ipid=$!
-	iport=
-	for _ in $(seq 50); do
-		iport=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/$1.log")
-		[ -n "$iport" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	iport=$(logged_port "$work/$1.log")
 }
 
 t=tools_init_prepare_writes_the_cli_formats
@@ -127,18 +103,10 @@ else
 fi
 
 t=tools_recover_pushes_the_master_secret_to_the_node
-tpm2_shutdown -T "$tpm" >/dev/null 2>&1 # orderly, as at a reboot (no lockout counting)
-kill $swtpm_pid
-wait $swtpm_pid 2>/dev/null
-start_swtpm
+swtpm_boot "$work" # a reboot: PCRs zero again
 "$agent" --tpm "$tpm" serve-recover --listen 127.0.0.1:0 --disk-uuid "$uuid" --out "$work/rec" 2>"$work/rec.log" &
 rpid=$!
-rport=
-for _ in $(seq 50); do
-	rport=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/rec.log")
-	[ -n "$rport" ] && break
-	sleep 0.1
-done
+rport=$(logged_port "$work/rec.log")
 out=$(cd "$work/ws" && "$recover" --endpoint "127.0.0.1:$rport" --measurements "$work/measurements.json" 2>&1)
 rc=$?
 wait $rpid
@@ -153,10 +121,7 @@ else
 fi
 
 t=tools_init_refuses_a_kubeconfig_with_two_clusters
-tpm2_shutdown -T "$tpm" >/dev/null 2>&1
-kill $swtpm_pid
-wait $swtpm_pid 2>/dev/null
-start_swtpm
+swtpm_boot "$work"
 printf '#!/bin/sh\nprintf -- "clusters:\\n- cluster:\\n  name: a\\n- cluster:\\n  name: b\\n"\n' >"$work/kubeadm.sh"
 rm -rf "$work/ws/constellation-admin.conf" "$work/ws/measurement-salt"
 if start_init two; then
