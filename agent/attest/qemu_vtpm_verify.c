@@ -113,15 +113,10 @@ static int parse_quote(json_object *o, struct quote *q, char *err, size_t errlen
 
 static int parse_doc(const uint8_t *buf, size_t len, struct doc *d, char *err, size_t errlen)
 {
-	json_tokener *tok = json_tokener_new();
-	json_object *root = NULL, *att, *quotes;
+	json_object *root = json_parse_exact((const char *)buf, len), *att, *quotes;
 	int r = -EINVAL;
 
-	if (!tok)
-		return -ENOMEM;
-	root = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
-	if (!root || json_tokener_get_parse_end(tok) != len ||
-	    !json_object_is_type(root, json_type_object)) {
+	if (!root || !json_object_is_type(root, json_type_object)) {
 		errbuf_set(err, errlen, "qemu-vtpm: the document is not one JSON object");
 		goto out;
 	}
@@ -153,7 +148,6 @@ static int parse_doc(const uint8_t *buf, size_t len, struct doc *d, char *err, s
 	r = 0;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return r;
 }
 
@@ -434,19 +428,15 @@ out:
 int measurements_parse(const char *buf, size_t len, struct measurements *ret, char *err,
 		       size_t errlen)
 {
-	json_tokener *tok = json_tokener_new();
 	json_object *root, *obj;
 	struct measurements m = {0};
 	size_t want_len = 0;
 	int r = -EINVAL;
 
-	if (!tok)
-		return -ENOMEM;
-	root = json_tokener_parse_ex(tok, buf, (int)len);
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-		len--;
-	if (!root || json_tokener_get_parse_end(tok) < len ||
-	    !json_object_is_type(root, json_type_object)) {
+		len--; /* a file's trailing newline */
+	root = json_parse_exact(buf, len);
+	if (!root || !json_object_is_type(root, json_type_object)) {
 		errbuf_set(err, errlen, "measurements: not one JSON object");
 		goto out;
 	}
@@ -497,7 +487,6 @@ int measurements_parse(const char *buf, size_t len, struct measurements *ret, ch
 	r = 0;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return r;
 }
 

@@ -143,6 +143,12 @@ int write_file_replace(const char *path, const void *data, size_t len, mode_t mo
 /* Reads from fd until end of file or cap bytes; the count, or -errno. */
 ssize_t read_full(int fd, void *buf, size_t cap);
 
+/* ---- JSON (json.c) ---- */
+struct json_object;
+/* The one JSON value that is exactly buf[0..len) (json-c), or NULL when it does not parse,
+ * has anything after the value, or is too long. Release it with json_object_put. */
+struct json_object *json_parse_exact(const char *buf, size_t len);
+
 /* ---- time (file.c) ---- */
 /* CLOCK_MONOTONIC in nanoseconds, for deadlines and durations. */
 uint64_t monotonic_ns(void);

@@ -173,7 +173,6 @@ static int check_header(const uint8_t *h, size_t room, const char *which, uint64
 					     NULL};
 	uint8_t csum[32], zero[64] = {0};
 	br_sha256_context c;
-	json_tokener *tok;
 	json_object *root, *part;
 	uint64_t size;
 	size_t jlen;
@@ -200,12 +199,9 @@ static int check_header(const uint8_t *h, size_t room, const char *which, uint64
 		return errbuf_set(err, errlen, "LUKS2 header: %s: checksum mismatch", which);
 	*hdr_size = size;
 	jlen = strnlen((const char *)h + 4096, (size_t)size - 4096);
-	tok = json_tokener_new();
-	if (!tok)
-		return -ENOMEM;
-	root = json_tokener_parse_ex(tok, (const char *)h + 4096, (int)jlen);
+	root = json_parse_exact((const char *)h + 4096, jlen);
 	r = -EINVAL;
-	if (!root || json_tokener_get_parse_end(tok) != jlen) {
+	if (!root) {
 		errbuf_set(err, errlen, "LUKS2 header: the JSON area does not parse");
 		goto out;
 	}
@@ -238,7 +234,6 @@ static int check_header(const uint8_t *h, size_t room, const char *which, uint64
 	r = initialized_token(obj(root, "tokens")) ? DISK_INITIALIZED : DISK_NOT_INITIALIZED;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return r;
 }
 

@@ -34,7 +34,6 @@ int node_state_write(const char *path, const char *role, const uint8_t salt[32])
 
 int node_state_parse(const char *buf, size_t len, uint8_t salt[32], char *err, size_t errlen)
 {
-	json_tokener *tok;
 	json_object *root, *v;
 	uint8_t out[48];
 	size_t n = 0;
@@ -43,12 +42,8 @@ int node_state_parse(const char *buf, size_t len, uint8_t salt[32], char *err, s
 	if (len > NODE_STATE_MAX)
 		return errbuf_set(err, errlen, "node state: %zu bytes, at most %d", len,
 				  NODE_STATE_MAX);
-	tok = json_tokener_new();
-	if (!tok)
-		return -ENOMEM;
-	root = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!root || json_tokener_get_parse_end(tok) != len ||
-	    !json_object_is_type(root, json_type_object)) {
+	root = json_parse_exact(buf, len);
+	if (!root || !json_object_is_type(root, json_type_object)) {
 		errbuf_set(err, errlen, "node state: not a JSON object");
 	} else if (!json_object_object_get_ex(root, "MeasurementSalt", &v) ||
 		   !json_object_is_type(v, json_type_string)) {
@@ -63,7 +58,6 @@ int node_state_parse(const char *buf, size_t len, uint8_t salt[32], char *err, s
 	}
 	secret_wipe(out, sizeof out);
 	json_object_put(root);
-	json_tokener_free(tok);
 	return r;
 }
 

@@ -54,8 +54,8 @@ static int instance_of(json_object *o, struct md_instance *in)
 
 int md_parse_self(const char *body, size_t len, struct md_instance *self, char *err, size_t errlen)
 {
-	json_object *o = json_tokener_parse_verbose(body, &(enum json_tokener_error){0});
-	int r = o && strlen(body) == len ? instance_of(o, self) : -EINVAL;
+	json_object *o = json_parse_exact(body, len);
+	int r = o ? instance_of(o, self) : -EINVAL;
 
 	json_object_put(o);
 	return r < 0 ? errbuf_set(err, errlen,
@@ -66,11 +66,11 @@ int md_parse_self(const char *body, size_t len, struct md_instance *self, char *
 int md_parse_peers(const char *body, size_t len, struct md_instance *peers, int max, int *count,
 		   char *err, size_t errlen)
 {
-	json_object *o = json_tokener_parse_verbose(body, &(enum json_tokener_error){0});
+	json_object *o = json_parse_exact(body, len);
 	int r = 0;
 
 	*count = 0;
-	if (!o || strlen(body) != len || !json_object_is_type(o, json_type_array))
+	if (!o || !json_object_is_type(o, json_type_array))
 		r = -EINVAL;
 	for (size_t i = 0; !r && i < json_object_array_length(o); i++) {
 		struct md_instance in;
@@ -86,10 +86,10 @@ int md_parse_peers(const char *body, size_t len, struct md_instance *peers, int 
 
 int md_parse_endpoint(const char *body, size_t len, char *out, size_t cap, char *err, size_t errlen)
 {
-	json_object *o = json_tokener_parse_verbose(body, &(enum json_tokener_error){0});
+	json_object *o = json_parse_exact(body, len);
 	int r = -EINVAL;
 
-	if (o && strlen(body) == len && json_object_is_type(o, json_type_string) &&
+	if (o && json_object_is_type(o, json_type_string) &&
 	    (size_t)json_object_get_string_len(o) < cap && json_object_get_string_len(o) > 0 &&
 	    !strpbrk(json_object_get_string(o), " /\n")) {
 		memcpy(out, json_object_get_string(o), (size_t)json_object_get_string_len(o) + 1);
