@@ -139,6 +139,16 @@ int disk_classify(const char *path, struct luks2_info *info, char *err, size_t e
 	return r;
 }
 
+/* The UUID as the join service derives the key from it: lowercase. */
+static void set_uuid(struct disk *d, const char *uuid)
+{
+	size_t i = 0;
+
+	for (; uuid[i] && i < sizeof d->uuid - 1; i++)
+		d->uuid[i] = (char)tolower((unsigned char)uuid[i]);
+	d->uuid[i] = '\0';
+}
+
 int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf kdf)
 {
 	struct luks2_info info = {0};
@@ -158,8 +168,7 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 		return r;
 	}
 	d->state = (enum disk_state)r;
-	for (size_t i = 0; info.uuid[i] && i < sizeof d->uuid - 1; i++)
-		d->uuid[i] = (char)tolower((unsigned char)info.uuid[i]);
+	set_uuid(d, info.uuid);
 	return r;
 }
 
@@ -302,9 +311,7 @@ int disk_format(struct disk *d)
 					 d->pass->len, STATE_FLAGS);
 	if (r < 0)
 		return log_err(r, "disk: %s: activating %s", d->path, d->name);
-	snprintf(d->uuid, sizeof d->uuid, "%s", crypt_get_uuid(d->cd) ? crypt_get_uuid(d->cd) : "");
-	for (char *c = d->uuid; *c; c++)
-		*c = (char)tolower((unsigned char)*c);
+	set_uuid(d, crypt_get_uuid(d->cd) ? crypt_get_uuid(d->cd) : "");
 	d->state = DISK_NOT_INITIALIZED;
 	d->format_ns = monotonic_ns() - t0;
 	log_info("disk: %s: formatted (uuid %s) and open as /dev/mapper/%s in %.1f s", d->path,

@@ -27,14 +27,6 @@
 #define FETCH_RETRY_MS	   10
 #define FETCH_ATTEMPTS_MAX 3000
 
-static int unhex(int c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
 int data_url_decode(const char *url, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
 	const char *comma, *data;
@@ -64,11 +56,12 @@ int data_url_decode(const char *url, uint8_t **out, size_t *len, char *err, size
 				buf[o++] = (uint8_t)data[i];
 				continue;
 			}
-			if (i + 2 >= n + 0 || unhex(data[i + 1]) < 0 || unhex(data[i + 2]) < 0) {
+			if (i + 2 >= n || hex_digit(data[i + 1]) < 0 ||
+			    hex_digit(data[i + 2]) < 0) {
 				free(buf);
 				return errbuf_set(err, errlen, "data URL: bad percent escape");
 			}
-			buf[o++] = (uint8_t)(unhex(data[i + 1]) << 4 | unhex(data[i + 2]));
+			buf[o++] = (uint8_t)(hex_digit(data[i + 1]) << 4 | hex_digit(data[i + 2]));
 			i += 2;
 		}
 		*len = o;
