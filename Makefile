@@ -29,7 +29,7 @@ else # DEPS is the prefix of the musl-static dependencies
 # Every layer under agent/ except the agent-only entry point goes into the library that the
 # agent, the host tools, the unit tests and the fuzz targets link.
 LIB_SRCS := $(sort $(wildcard agent/*/*.c)) agent/cli.c agent/commands.c
-AGENT_SRCS := agent/main.c agent/version.c
+AGENT_SRCS := agent/main.c agent/version.c agent/pid1.c
 TEST_SRCS := $(sort $(wildcard tests/*/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
@@ -66,7 +66,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
 	-I/usr/include/bearssl
 TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz -ltss2-sys -ltss2-mu -ltss2-tcti-device \
-	-ltss2-tcti-swtpm -ljson-c -lcryptsetup
+	-ltss2-tcti-swtpm -ljson-c -lcryptsetup -ldevmapper
 TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/test/nanopb/%.o)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
 
@@ -175,7 +175,15 @@ $(BUILD)/fuzz/bin/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(TEST_LIBS)
 
-test-build: $(TEST_BINS)
+# The agent built like the unit tests (host gcc, Debian's libraries, ASan + UBSan). The
+# host-mode node tests run it: the static agent's libcryptsetup (nettle backend) encrypts the
+# keyslot area through the kernel's AF_ALG xts(aes) or through device-mapper, and a CI
+# machine may have neither; Debian's libcryptsetup does it in userspace.
+$(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
+		$(BUILD)/test/libconstel.a
+	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
+
+test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/bench/join_bench

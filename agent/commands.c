@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "disk/disk.h"
 #include "flow/flow.h"
+#include "flow/node.h"
 #include "kube/kube.h"
 #include "net/net.h"
 
@@ -285,19 +286,6 @@ static void wait_running(int ifindex)
 	}
 }
 
-static int write_resolv_conf(const char *path, const struct dhcp_reply *l)
-{
-	char doc[128], a[16];
-	int n = snprintf(doc, sizeof doc, "# written by constel-agent from the DHCP lease\n"), r;
-
-	for (int i = 0; i < 2 && l->dns[i]; i++) {
-		inet_ntop(AF_INET, &l->dns[i], a, sizeof a);
-		n += snprintf(doc + n, sizeof doc - (size_t)n, "nameserver %s\n", a);
-	}
-	r = write_file_replace(path, doc, (size_t)n, 0644);
-	return r < 0 ? log_err(r, "net: writing %s", path) : 0;
-}
-
 int cmd_net_dhcp(const struct cli *c)
 {
 	const char *iface = NULL, *timeout = "60", *resolv = NULL;
@@ -342,7 +330,7 @@ int cmd_net_dhcp(const struct cli *c)
 		inet_ntop(AF_INET, &l.router, gw, sizeof gw);
 	}
 	if (!r && resolv && l.dns[0])
-		r = write_resolv_conf(resolv, &l);
+		r = resolv_conf_write(resolv, l.dns, "the DHCP lease");
 	if (r < 0)
 		return EXIT_FAILURE_RUN;
 	inet_ntop(AF_INET, &l.yiaddr, a, sizeof a);
@@ -398,4 +386,108 @@ int cmd_install_component(const struct cli *c)
 		return usage_error(c->command, "option --timeout: seconds, 1 to 3600");
 	comp = (struct component){url, hash, path, !strcmp(extract, "true")};
 	return component_install(&comp, root, (int)t * 1000) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+}
+
+static int parse_int(const char *s, const char *name, long lo, long hi, int *out, char *err,
+		     size_t errlen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		return errbuf_set(err, errlen, "option --%s: '%.32s' is not %ld..%ld", name, s, lo,
+				  hi);
+	*out = (int)v;
+	return 0;
+}
+
+/* The whole node flow in host mode: the state disk is a LUKS2 image file (no device-mapper),
+ * the state filesystem <root>/run/state, no PID-1 duties. */
+int cmd_node(const struct cli *c)
+{
+	const char *root = NULL, *disk = NULL, *md = NULL, *join = NULL, *name = NULL, *role = NULL,
+		   *ip = NULL, *hash_file = NULL, *host = "127.0.0.1", *iport = "9000",
+		   *rport = "9999", *interval = "30", *timeout = "30", *ktimeout = "300",
+		   *rounds = "0", *variant = "qemu-vtpm", *kdf = "min", *kubeadm = NULL;
+	struct opt opts[] = {
+	    {"kubeadm", &kubeadm, 0},
+	    {"root", &root, 1},
+	    {"state-disk", &disk, 1},
+	    {"metadata", &md, 0},
+	    {"join", &join, 0},
+	    {"name", &name, 0},
+	    {"role", &role, 0},
+	    {"ip", &ip, 0},
+	    {"init-secret-hash", &hash_file, 0},
+	    {"listen-host", &host, 0},
+	    {"init-port", &iport, 0},
+	    {"recover-port", &rport, 0},
+	    {"interval", &interval, 0},
+	    {"timeout", &timeout, 0},
+	    {"kubeadm-timeout", &ktimeout, 0},
+	    {"rounds", &rounds, 0},
+	    {"attestation", &variant, 0},
+	    {"kdf", &kdf, 0},
+	    {NULL, NULL, 0},
+	};
+	struct node_config cfg;
+	char err[256], hash[128], arena[1024], cmdline[1200];
+	int r, secs;
+
+	node_config_defaults(&cfg);
+	tcti = &c->tpm;
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0 ||
+	    pick_issuer(variant, &cfg.issuer, err, sizeof err) < 0 ||
+	    parse_int(iport, "init-port", 0, 65535, &cfg.init_port, err, sizeof err) < 0 ||
+	    parse_int(rport, "recover-port", 0, 65535, &cfg.recover_port, err, sizeof err) < 0 ||
+	    parse_int(interval, "interval", 1, 3600, &secs, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	cfg.interval_ms = secs * 1000;
+	if (parse_int(timeout, "timeout", 1, 3600, &secs, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	cfg.call_timeout_ms = secs * 1000;
+	if (parse_int(ktimeout, "kubeadm-timeout", 1, 86400, &secs, err, sizeof err) < 0 ||
+	    parse_int(rounds, "rounds", 0, 1000000, &cfg.rounds, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	cfg.kubeadm_timeout_ms = secs * 1000;
+	if (disk_kdf_parse(kdf, &cfg.kdf) < 0)
+		return usage_error(c->command, "option --kdf: min or constellation");
+	if (root[0] != '/')
+		return usage_error(c->command, "option --root: an absolute folder");
+	if (name && !node_name_ok(name))
+		return usage_error(c->command,
+				   "option --name: lowercase letters, digits, '-', '_'");
+	/* the metadata URL, the role and the endpoints are checked as the command line's */
+	snprintf(cmdline, sizeof cmdline, "constel.metadata=%s%s%s%s%s", md ? md : cfg.metadata,
+		 role ? " constel.role=" : "", role ? role : "", join ? " constel.join=" : "",
+		 join ? join : "");
+	if (node_config_cmdline(&cfg, cmdline, arena, sizeof arena, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	if (hash_file) {
+		int fd = open(hash_file, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read_full(fd, hash, sizeof hash - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0) {
+			log_error("node: cannot read %s", hash_file);
+			return EXIT_FAILURE_RUN;
+		}
+		hash[n] = '\0';
+		hash[strcspn(hash, "\r\n")] = '\0';
+		cfg.init_secret_hash = hash;
+	}
+	warn_variant(cfg.issuer);
+	cfg.tpm = cfg.issuer == &qemu_issuer ? &c->tpm : NULL;
+	cfg.root = root;
+	cfg.state_disk = disk;
+	cfg.name = name;
+	cfg.ip = ip;
+	cfg.listen_host = host;
+	cfg.timeline_path = NULL;
+	cfg.kubeadm = kubeadm;
+	r = node_run(&cfg);
+	return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }

@@ -1,11 +1,12 @@
-/* constel-agent: the entry point. Parses the global options and runs one command. As /init
- * in the initramfs it will run the boot path of ARCHITECTURE.md; until that lands it offers
- * the commands below and says so plainly when asked for more. */
+/* constel-agent: the entry point. As PID 1 (/init in the initramfs) it runs the boot path of
+ * ARCHITECTURE.md (pid1.c); otherwise it parses the global options and runs one command. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "cli.h"
+#include "pid1.h"
 #include "version.h"
 
 static const char usage[] =
@@ -25,6 +26,7 @@ static const char usage[] =
     "  disk-state DEV   what the boot would do with the state disk DEV: new, not-initialized\n"
     "                   or initialized (and its LUKS UUID); a header that fails the strict\n"
     "                   check is refused (exit 1). Reads a copy of the header only.\n"
+    "  node             the whole boot flow in host mode (see below)\n"
     "  install-component  fetch, verify and install one Kubernetes component (spec §9)\n"
     "  metadata         read the QEMU metadata API (self, peers, endpoint, init-secret hash)\n"
     "  net-dhcp         bring a link up and configure it from DHCP (what the boot does)\n"
@@ -50,6 +52,17 @@ static const char usage[] =
     "  disk-prepare DEV [--kdf min|constellation] [--mapping NAME]\n"
     "       --kdf: the keyslot PBKDF, argon2id at least cost (min, the default: the\n"
     "       passphrases are 32 random bytes) or the Go disk-mapper's 2 s (constellation)\n"
+    "  node --root DIR --state-disk IMAGE [--metadata URL] [--join HOST:PORT,...]\n"
+    "       [--name N] [--role worker|control-plane] [--ip IP] [--init-secret-hash FILE]\n"
+    "       [--listen-host H] [--init-port P] [--recover-port P] [--interval S]\n"
+    "       [--timeout S] [--kubeadm-timeout S] [--rounds N] [--attestation V] [--kdf K]\n"
+    "       [--kubeadm PATH]\n"
+    "       the boot's flow without PID-1 duties: IMAGE is a LUKS2 image file (formatted\n"
+    "       when new; no device-mapper), DIR/run/state the state filesystem; the init\n"
+    "       server (or, on an initialized image, the recovery server of a control plane)\n"
+    "       races the join (rejoin) client; kubeadm is DIR/run/state/bin/kubeadm\n"
+    "       (from the components) unless --kubeadm names another.\n"
+    "       --listen-host defaults to 127.0.0.1, --rounds 0 retries forever\n"
     "\n"
     "  FILE for --ssh-host-key is an OpenSSH ed25519 key (created when missing). Files in DIR\n"
     "  are created with mode 0600 and never overwritten. --timeout defaults to 30 s,\n"
@@ -72,6 +85,9 @@ int main(int argc, char **argv)
 	char err[256];
 
 	log_set_program("constel-agent");
+	/* As /init of the initramfs: the boot (the kernel passes no command of ours) */
+	if (getpid() == 1)
+		return pid1_main();
 	if (cli_parse(argc, argv, &cli, err, sizeof err) < 0) {
 		fprintf(stderr, "constel-agent: %s\n", err);
 		return EXIT_USAGE;
@@ -105,6 +121,8 @@ int main(int argc, char **argv)
 		return cmd_metadata(&cli);
 	if (!strcmp(cli.command, "install-component"))
 		return cmd_install_component(&cli);
+	if (!strcmp(cli.command, "node"))
+		return cmd_node(&cli);
 	errbuf_set(err, sizeof err, "unknown command '%.64s' (see --help)", cli.command);
 	fprintf(stderr, "constel-agent: %s\n", err);
 	return EXIT_USAGE;

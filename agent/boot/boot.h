@@ -1,10 +1,15 @@
-/* PID-1 duties of the initramfs (ARCHITECTURE.md "The boot, as one path"). So far: loading
- * the kernel modules the initrd carries, since there is no modprobe and the kernel's own
- * request_module() finds nothing; reading the kernel command line. */
+/* PID-1 duties of the initramfs (ARCHITECTURE.md "The boot, as one path"): loading the kernel
+ * modules the initrd carries, since there is no modprobe and the kernel's own
+ * request_module() finds nothing; reading the kernel command line; the early mounts and
+ * entropy; the real root and switch_root; supervising the node's services afterwards; the
+ * shutdown; the boot timeline. Functions return 0 or a negative errno and log one line per
+ * failure, unless said otherwise. */
 #ifndef CONSTEL_BOOT_H
 #define CONSTEL_BOOT_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* Loads every module named in list (one absolute .ko path per line, dependencies first) with
  * finit_module(). Already loaded (EEXIST) and no such hardware (ENODEV) are fine; any other
@@ -16,5 +21,127 @@ int modules_load_list(const char *list);
  * nothing after "--"). Returns 1 and the value in out ("" for a bare key), 0 when absent,
  * -ENAMETOOLONG when the value does not fit in outlen. */
 int cmdline_get(const char *cmdline, const char *key, char *out, size_t outlen);
+
+/* ---- mounts (mount.c) ---- */
+/* PID 1's early mounts: /proc, /sys, /dev (devtmpfs), /dev/pts, /dev/shm, /run (tmpfs, 0755),
+ * /sys/kernel/security (securityfs, for the TPM event log) and /sys/fs/cgroup (cgroup2, for
+ * kubelet and containerd, since no systemd mounts it). Creates the directories; a target
+ * that is already a mount point is skipped. Returns the number of failures, one line each. */
+int boot_early_mounts(void);
+
+/* Returns 1 when getrandom(GRND_NONBLOCK) already succeeds. Otherwise logs one line and
+ * waits for the pool (a poll on /dev/random, bounded by timeout_ms): 0 once it is ready,
+ * -ETIMEDOUT (one line) when it is not. */
+int boot_entropy_wait(int timeout_ms);
+
+/* The real root, mounted read-only at target (made when missing). fstype NULL or "" tries
+ * ext4, erofs and squashfs in turn. With roothash_hex, dev is first opened as dm-verity
+ * "root" through libcryptsetup (the verity superblock is on hash_dev at hash_offset bytes;
+ * hash_dev NULL: on dev itself) and /dev/mapper/root is mounted; the mapping is removed again
+ * when the mount fails. dev is waited for up to 5 s (late device probes). */
+struct boot_root {
+	const char *dev, *fstype, *roothash_hex, *hash_dev;
+	uint64_t hash_offset;
+	const char *target;
+};
+int boot_mount_root(const struct boot_root *r);
+
+/* §4: makes state/{var,kubernetes,etccni,opt} and bind-mounts them onto newroot/var,
+ * newroot/etc/kubernetes, newroot/etc/cni and newroot/opt. A missing mount point is made
+ * when the root is writable; on a read-only root it is -ENOENT (one line). A mount point that
+ * is a symlink is refused (-ENOTDIR): it would resolve in the initramfs, not in newroot. On a
+ * failure the binds already made are undone. state is the mounted state directory
+ * (normally /run/state). */
+int boot_bind_state(const char *state, const char *newroot);
+
+/* switch_root as busybox and systemd do it, for PID 1 only: moves /dev, /proc, /sys and /run
+ * (with what is mounted below them) onto newroot, makes newroot the root (chdir, MS_MOVE onto
+ * "/", chroot), then deletes the initramfs's files, never crossing into another mount.
+ * Refuses (-EPERM, -EINVAL, one line, nothing changed) when not PID 1, when / is not ramfs or
+ * tmpfs, or when newroot is not a mount point. Open descriptors (sockets, /dev/kmsg) stay. */
+int boot_switch_root(const char *newroot);
+
+/* ---- the supervisor (supervise.c) ----
+ * After switch_root PID 1 runs the node's services: SV_ONCE children run once (kubeadm),
+ * SV_RESTART ones are restarted with exponential back-off (containerd, kubelet). It also works
+ * as an ordinary process (tests): it then makes itself a child subreaper, so orphans of its
+ * children are reparented to it and reaped. */
+enum sv_policy {
+	SV_ONCE,
+	SV_RESTART,
+};
+
+struct sv_child {
+	const char *name;
+	const char *const *argv; /* argv[0] is the absolute path executed */
+	const char *const *envp; /* NULL: the supervisor's environment */
+	enum sv_policy policy;
+	/* state, written by the supervisor; zero before the first start */
+	pid_t pid;	       /* > 0 while running */
+	int restarts;	       /* back-off step; 0 again after SV_UP_RESET_MS up */
+	int64_t next_start_ms; /* CLOCK_MONOTONIC ms when the next start is due */
+	int last_status;       /* of the last exit, as waitpid() wrote it; -1 unknown */
+	int done;	       /* SV_ONCE child that has exited */
+	int64_t started_ms;    /* CLOCK_MONOTONIC ms of the last start */
+};
+
+struct supervisor {
+	struct sv_child *children;
+	size_t n;
+	int backoff_min_ms, backoff_max_ms; /* 1000, 60000 when 0 */
+	int stop_timeout_ms;		    /* SIGTERM to SIGKILL, 10000 when 0 */
+	volatile int stopping;		    /* set (e.g. by a signal handler) to stop */
+	int shutdown_signal; /* SIGTERM, SIGINT (reboot) or SIGPWR (poweroff) that stopped it */
+};
+
+/* A child up this long starts the back-off over at backoff_min_ms. */
+#define SV_UP_RESET_MS 60000
+
+/* Starts every child that is neither running nor done (before supervise_run, e.g. kubelet
+ * while kubeadm still runs); makes the process a subreaper when it is not PID 1. Returns the
+ * number of children that could not be forked (they are retried by supervise_run). */
+int sv_start_all(struct supervisor *s);
+
+/* Runs until SIGTERM, SIGINT or SIGPWR arrives, s->stopping is set, or deadline_ms
+ * (absolute CLOCK_MONOTONIC ms; 0: none) passes. Meanwhile starts due children, restarts
+ * SV_RESTART ones with back-off (backoff_min_ms doubling up to backoff_max_ms), reaps every
+ * child including orphans, and logs one line per start and exit ("kubelet exited with
+ * status 1, restart 3 in 4 s"). It blocks SIGCHLD, SIGTERM, SIGINT and SIGPWR and reads them
+ * from a signalfd, restoring the caller's mask on return; callers should block them before
+ * sv_start_all so none is lost. Then it stops the children: SIGTERM, stop_timeout_ms, SIGKILL
+ * (their process groups too), reap. As PID 1 it also signals every other process (kill -1).
+ * The deadline stops them the same way. Returns the signal that stopped it, 0 for the
+ * deadline, s->shutdown_signal when s->stopping was set, or -errno (one line) when no
+ * signalfd could be made. */
+int supervise_run(struct supervisor *s, int64_t deadline_ms);
+
+/* The shutdown after the supervisor: sync; with do_reboot, every mount except /, /proc, /sys
+ * and /dev is unmounted in reverse order of /proc/self/mountinfo (a lazy detach on EBUSY);
+ * then the "state" mapping is closed, every non-loopback link is taken down (the virtio-net
+ * poweroff hang, ../shared/notes/qemu.md §9.2), and with do_reboot the machine reboots
+ * (SIGINT) or powers off (SIGTERM, SIGPWR, anything else). do_reboot 0 (tests) skips the
+ * unmounts and the reboot() call, but still closes "state" and takes the links down: only in
+ * a network namespace of its own. Returns 0, or the last failure's -errno (when reboot()
+ * itself failed, that one). */
+int boot_shutdown(int sig, int do_reboot);
+
+/* Takes every non-loopback link that is up down (before any reboot, also after a fatal
+ * error). Returns the number of failures, or -errno when the links cannot be listed. */
+int boot_links_down(void);
+
+/* ---- the boot timeline (timeline.c) ----
+ * One phase per mark: timeline_start("mounts") records t0 and opens the first phase;
+ * timeline_mark("disk") closes the open phase and opens the next. At most TIMELINE_MAX
+ * phases are kept; past that the last entry is renamed "more" and absorbs the rest, so the
+ * phases always add up to the total. Not thread-safe (the agent has one thread). */
+#define TIMELINE_MAX 32
+void timeline_start(const char *phase);
+void timeline_mark(const char *next_phase);
+/* Logs one info line per phase ("boot timeline: disk 123 ms", the open phase measured up to
+ * now) and the total, and writes the same as JSON, {"phases":[{"name":"mounts","ms":12},...],
+ * "total_ms":345}, to path (mode 0644, parents made; NULL: log only). */
+int timeline_write(const char *path);
+/* That JSON (NUL-terminated) into buf; its length, or -ENOSPC. */
+int timeline_json(char *buf, size_t cap);
 
 #endif

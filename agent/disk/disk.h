@@ -63,6 +63,11 @@ struct disk {
 	enum disk_state state;
 	enum disk_kdf kdf;
 	struct crypt_device *cd;
+	/* Host mode (an image file, no device-mapper): the header work is real, but there is no
+	 * dm-integrity (its superblock needs device-mapper: 64-byte key, which §6.2 allows),
+	 * nothing is wiped or activated, and unlocking only checks the key. Set after
+	 * disk_open. */
+	int no_dm;
 	struct secret *pass; /* first boot: keyslot 0's temporary passphrase until disk_set_key */
 	/* measured, for the boot timeline and the bench */
 	uint64_t wipe_bytes, wipe_ns, format_ns;

@@ -295,20 +295,28 @@ int disk_format(struct disk *d)
 	params.pbkdf = pbkdf_of(d->kdf);
 	if ((r = crypt_set_pbkdf_type(d->cd, params.pbkdf)) < 0)
 		return log_err(r, "disk: %s: PBKDF parameters", d->path);
-	r = crypt_format(d->cd, CRYPT_LUKS2, "aes", "xts-plain64", NULL, NULL, 96, &params);
+	if (d->no_dm) /* dm-integrity's superblock is written through device-mapper */
+		params.integrity = NULL;
+	r = crypt_format(d->cd, CRYPT_LUKS2, "aes", "xts-plain64", NULL, NULL, d->no_dm ? 64 : 96,
+			 &params);
 	if (r < 0)
 		return log_err(r, "disk: %s: formatting LUKS2", d->path);
 	r = crypt_keyslot_add_by_volume_key(d->cd, 0, NULL, 0, (const char *)d->pass->bytes,
 					    d->pass->len);
 	if (r < 0)
 		return log_err(r, "disk: %s: adding keyslot 0", d->path);
-	if ((r = wipe(d)) < 0)
+	if (d->no_dm)
+		log_warn("disk: %s: host mode without device-mapper: no dm-integrity, data area "
+			 "not wiped, not activated",
+			 d->path);
+	else if ((r = wipe(d)) < 0)
 		return r;
 	/* Only now is the disk usable; before this a power cut leaves no token: new again. */
 	if ((r = set_token(d->cd, 0)) < 0)
 		return log_err(r, "disk: %s: writing token 0", d->path);
-	r = crypt_activate_by_passphrase(d->cd, d->name, 0, (const char *)d->pass->bytes,
-					 d->pass->len, STATE_FLAGS);
+	r = d->no_dm ? 0
+		     : crypt_activate_by_passphrase(d->cd, d->name, 0, (const char *)d->pass->bytes,
+						    d->pass->len, STATE_FLAGS);
 	if (r < 0)
 		return log_err(r, "disk: %s: activating %s", d->path, d->name);
 	set_uuid(d, crypt_get_uuid(d->cd) ? crypt_get_uuid(d->cd) : "");
@@ -376,6 +384,12 @@ int disk_unlock(struct disk *d, const struct secret *key)
 
 	if (d->state != DISK_INITIALIZED)
 		return log_err(-EINVAL, "disk: %s: not initialized; nothing to unlock", d->path);
+	if (d->no_dm) {
+		r = disk_check_key(d, key->bytes, key->len);
+		if (r == -EPERM)
+			return log_err(-EPERM, "disk: %s: the key does not open the disk", d->path);
+		return r < 0 ? log_err(r, "disk: %s: checking the key", d->path) : 0;
+	}
 	if ((r = load(d, DISK_INITIALIZED)) < 0)
 		return r;
 	t0 = monotonic_ns();

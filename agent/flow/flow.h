@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include "atls/atls.h"
+#include "base/p256.h"
 #include "base/base.h"
 #include "rpc/rpc.h"
 
@@ -91,6 +94,62 @@ struct server {
 /* Serves until a handler sets stop and its streams are done (or 10 s after stop). */
 int serve_run(struct server *s);
 
+/* ---- the join ticket (ticket.c), spec §5.4.2 ---- */
+#define TICKET_MAX_FILES      16
+#define TICKET_MAX_COMPONENTS 32
+
+struct ticket_file {
+	char name[257]; /* relative, checked: no "..", no leading '/' */
+	uint8_t *data;
+	size_t len;
+};
+
+/* Components of a ticket or an InitRequest (§9), decoded into owned storage. */
+struct component_list {
+	struct component_entry {
+		char url[8193], hash[81], path[513];
+		int extract;
+	} * v;
+	int n;
+};
+
+struct ticket {
+	uint8_t disk_key[32], salt[32], secret[32], cluster_id[32];
+	char kubelet_cert[8193];
+	size_t kubelet_cert_len;
+	char api_server_endpoint[257], token[65], ca_hash[81];
+	char ssh_ca[513], host_cert[4097];
+	struct ticket_file files[TICKET_MAX_FILES];
+	int n_files;
+	struct component_list comps;
+};
+
+/* Decodes an IssueJoinTicketResponse: the three keys must be 32 bytes, file names safe; the
+ * cluster ID is derived. -EBADMSG/-EINVAL with one line in err. ticket_free wipes it. */
+int ticket_decode(const uint8_t *buf, size_t len, struct ticket *t, char *err, size_t errlen);
+void ticket_free(struct ticket *t);
+void component_list_free(struct component_list *l);
+/* The nanopb decode callback filling a struct component_list (arg). */
+struct pb_istream_s;
+struct pb_field_iter_s;
+bool component_list_decode(struct pb_istream_s *s, const struct pb_field_iter_s *f, void **arg);
+
+/* The IssueJoinTicketRequest of §5.4.1 with a fresh kubelet key (returned in key). */
+struct join_request {
+	const char *name, *disk_uuid, *ip;
+	int control_plane;
+	const uint8_t *ssh_pk; /* 32 bytes */
+	const char *const *principals;
+	size_t n_principals;
+};
+int join_request_build(const struct join_request *jr, struct p256_key *key, uint8_t *buf,
+		       size_t cap, size_t *ret_len);
+/* The kubelet key as PEM "EC PRIVATE KEY" (SEC1); its length or -errno. */
+int kubelet_key_pem(const struct p256_key *key, char *pem, size_t cap);
+/* The principals of §5.4.1: every non-loopback interface address, then the host name; at
+ * most max, each in a 64-byte slot. Returns the count. */
+int host_principals(char (*out)[64], int max);
+
 /* ---- the host commands (join.c, init.c, recover.c) ---- */
 struct join_params {
 	const char *endpoint, *name, *disk_uuid, *ip, *ssh_key_path, *out_dir;
@@ -103,16 +162,74 @@ struct join_params {
 int flow_join(const struct join_params *p);
 int flow_rejoin(const struct join_params *p);
 
+/* What an Init request asks for, for the hooks below. */
+struct init_info {
+	const char *kubernetes_version, *cluster_name, *service_cidr;
+	const char *const *sans;
+	size_t n_sans;
+	int conformance;
+	const struct component_list *components;
+};
+
+/* The keys of an Init (§5.5 steps 3, 6, 8), valid during the locked hook only. */
+struct init_keys {
+	const uint8_t *disk_key; /* GetDEK("key-" + lowercased UUID) */
+	const uint8_t *measurement_salt, *cluster_id, *ssh_ca_seed;
+};
+
+/* How the init server stores what it gets and runs kubeadm. Without hooks (the host command)
+ * it writes the keys to out_dir and runs kubeadm_cmd with /bin/sh. */
+struct init_hooks {
+	/* After the lock: store the keys. < 0 fails the Init for good. */
+	int (*locked)(void *ctx, const struct init_keys *k, const struct init_info *info);
+	/* In a forked child: the kubeadm init sequence, the kubeconfig written to out_fd; its
+	 * return value is the child's exit status. */
+	int (*kubeadm)(void *ctx, const struct init_info *info, int out_fd);
+	/* After the kubeconfig was sent (or the Init failed past the lock). */
+	void (*done)(void *ctx, int ok);
+};
+
+/* The recovery server's hook: the keys from a Recover (§6.4), before the reply. */
+struct recover_hooks {
+	int (*recovered)(void *ctx, const uint8_t disk_key[32], const uint8_t msecret[32]);
+};
+
 struct serve_params {
 	const char *listen, *init_secret_hash_path, *disk_uuid, *out_dir, *kubeadm_cmd;
+	const char *init_secret_hash; /* the hash itself (from metadata) instead of the path */
 	const char *ssh_key_path;
 	const struct atls_issuer *issuer;
 	const struct tcti_spec *tpm; /* marked when Init locks the node; NULL: none */
 	int kubeadm_timeout_ms;
+	struct node_lock *lock; /* shared with the join client; NULL: the server's own */
+	const struct init_hooks *init_hooks;
+	const struct recover_hooks *recover_hooks;
+	void *hooks_ctx;
 };
 
 int flow_serve_init(const struct serve_params *p);
 int flow_serve_recover(const struct serve_params *p);
+
+/* The init and recovery services on a server of the caller's (the boot flow races them with
+ * its own clients in that server's poll loop). */
+struct init_server;
+int init_server_new(const struct serve_params *p, struct server *srv, struct init_server **ret);
+void init_server_free(struct init_server *st);
+extern const char init_method[];
+void init_handle(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t len);
+/* The init server's share of the poll loop: its kubeadm child. */
+void init_server_ready(struct init_server *st, short revents);
+int init_server_timeout(struct init_server *st);
+int init_server_busy(const struct init_server *st); /* kubeadm running */
+/* Stops a running kubeadm child (the server is shutting down). */
+void init_server_abort(struct init_server *st);
+
+struct recover_server {
+	struct server *srv;
+	const struct serve_params *p;
+};
+extern const char recover_method[];
+void recover_handle(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t len);
 
 /* ---- the QEMU metadata API (metadata.c), spec §5.2; base is "http://HOST:PORT" ---- */
 struct md_instance {

@@ -27,11 +27,13 @@
 #define LOG_CHUNK      1024
 
 struct init_server {
-	struct server srv;
+	struct server *srv;
 	const struct serve_params *p;
 	char hash[BCRYPT_HASH_LEN + 2];
 	size_t hash_len;
-	struct node_lock lock;
+	struct node_lock own_lock, *lock;
+	const struct init_hooks *hooks;
+	void *hooks_ctx;
 	/* the running kubeadm stand-in */
 	pid_t child;
 	int pipe_fd;
@@ -100,15 +102,6 @@ static bool encode_kubeconfig(pb_ostream_t *os, const pb_field_t *f, void *const
 	return pb_encode_tag_for_field(os, f) && pb_encode_string(os, st->out, st->out_len);
 }
 
-static bool skip_component(pb_istream_t *s, const pb_field_t *f, void **arg)
-{
-	components_Component c;
-
-	(void)f;
-	(*(int *)*arg)++;
-	return pb_decode(s, components_Component_fields, &c);
-}
-
 static int write_hex(const char *dir, const char *name, const uint8_t *b, size_t n)
 {
 	char hex[130];
@@ -118,8 +111,51 @@ static int write_hex(const char *dir, const char *name, const uint8_t *b, size_t
 	return flow_write(dir, name, hex, strlen(hex));
 }
 
-/* Runs the kubeadm stand-in with its stdout on a pipe the poll loop reads. */
-static int start_kubeadm(struct init_server *st, const init_InitRequest *req)
+/* The host command's kubeadm: the command with /bin/sh, the request in the environment. */
+static int default_kubeadm(void *ctx, const struct init_info *info, int out_fd)
+{
+	struct init_server *st = ctx;
+	char sans[2048] = "";
+
+	dup2(out_fd, STDOUT_FILENO);
+	for (size_t i = 0; i < info->n_sans; i++) {
+		if (i)
+			strncat(sans, ",", sizeof sans - strlen(sans) - 1);
+		strncat(sans, info->sans[i], sizeof sans - strlen(sans) - 1);
+	}
+	setenv("CONSTEL_KUBERNETES_VERSION", info->kubernetes_version, 1);
+	setenv("CONSTEL_CLUSTER_NAME", info->cluster_name, 1);
+	setenv("CONSTEL_SERVICE_CIDR", info->service_cidr, 1);
+	setenv("CONSTEL_APISERVER_CERT_SANS", sans, 1);
+	setenv("CONSTEL_CONFORMANCE_MODE", info->conformance ? "true" : "false", 1);
+	execl("/bin/sh", "sh", "-c", st->p->kubeadm_cmd, (char *)NULL);
+	return 127;
+}
+
+/* The host command's store: the keys as files in out_dir. */
+static int default_locked(void *ctx, const struct init_keys *k, const struct init_info *info)
+{
+	struct init_server *st = ctx;
+	struct ssh_key ca;
+	char line[160];
+	int r = -EIO;
+
+	(void)info;
+	if (crypto_sign_seed_keypair(ca.pk, ca.sk, k->ssh_ca_seed) == 0 &&
+	    ssh_authorized_key(ca.pk, line, sizeof line) >= 0 &&
+	    flow_write(st->p->out_dir, "state_disk_key", k->disk_key, 32) == 0 &&
+	    flow_write(st->p->out_dir, "measurement_salt", k->measurement_salt, 32) == 0 &&
+	    write_hex(st->p->out_dir, "cluster_id", k->cluster_id, 32) == 0 &&
+	    flow_write(st->p->out_dir, "ssh_ca.pub", line, strlen(line)) == 0)
+		r = 0;
+	secret_wipe(&ca, sizeof ca);
+	return r;
+}
+
+static const struct init_hooks default_hooks = {default_locked, default_kubeadm, NULL};
+
+/* Forks the kubeadm hook with its stdout on a pipe the poll loop reads. */
+static int start_kubeadm(struct init_server *st, const struct init_info *info)
 {
 	int fds[2];
 	pid_t pid;
@@ -133,22 +169,8 @@ static int start_kubeadm(struct init_server *st, const init_InitRequest *req)
 		return -errno;
 	}
 	if (pid == 0) {
-		char sans[2048] = "";
-
-		dup2(fds[1], STDOUT_FILENO);
-		for (pb_size_t i = 0; i < req->apiserver_cert_sans_count; i++) {
-			if (i)
-				strncat(sans, ",", sizeof sans - strlen(sans) - 1);
-			strncat(sans, req->apiserver_cert_sans[i], sizeof sans - strlen(sans) - 1);
-		}
-		setenv("CONSTEL_KUBERNETES_VERSION", req->kubernetes_version, 1);
-		setenv("CONSTEL_CLUSTER_NAME",
-		       req->cluster_name[0] ? req->cluster_name : "constellation", 1);
-		setenv("CONSTEL_SERVICE_CIDR", req->service_cidr, 1);
-		setenv("CONSTEL_APISERVER_CERT_SANS", sans, 1);
-		setenv("CONSTEL_CONFORMANCE_MODE", req->conformance_mode ? "true" : "false", 1);
-		execl("/bin/sh", "sh", "-c", st->p->kubeadm_cmd, (char *)NULL);
-		_exit(127);
+		close(fds[0]);
+		_exit(st->hooks->kubeadm(st->hooks_ctx, info, fds[1]) & 0xff);
 	}
 	close(fds[1]);
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -156,8 +178,8 @@ static int start_kubeadm(struct init_server *st, const init_InitRequest *req)
 	st->pipe_fd = fds[0];
 	st->out_len = 0;
 	st->deadline = rpc_now_ms() + st->p->kubeadm_timeout_ms;
-	st->srv.extra_fd = fds[0];
-	st->srv.extra_events = POLLIN;
+	st->srv->extra_fd = fds[0];
+	st->srv->extra_events = POLLIN;
 	return 0;
 }
 
@@ -165,7 +187,7 @@ static void finish_kubeadm(struct init_server *st, int status)
 {
 	char why[256];
 
-	st->srv.stop = 1;
+	st->srv->stop = 1;
 	if (status == 0) {
 		init_InitResponse m = init_InitResponse_init_zero;
 
@@ -177,10 +199,10 @@ static void finish_kubeadm(struct init_server *st, int status)
 		if (send_response(st->stream, &m) == 0 &&
 		    grpc_stream_finish(st->stream, GRPC_OK, NULL) == 0) {
 			log_info("init: done, kubeconfig of %zu bytes sent", st->out_len);
-			st->srv.exit_code = 0;
+			st->srv->exit_code = 0;
 		} else {
 			log_error("init: the CLI went away before the kubeconfig was sent");
-			st->srv.exit_code = 1;
+			st->srv->exit_code = 1;
 		}
 	} else {
 		if (status > 0)
@@ -189,14 +211,15 @@ static void finish_kubeadm(struct init_server *st, int status)
 			snprintf(why, sizeof why, "init: kubeadm init: %s", strerror(-status));
 		/* After the lock a failure is final: the node would reset and reboot. */
 		fail(st->stream, why);
-		st->srv.exit_code = 1;
+		st->srv->exit_code = 1;
 	}
 	st->stream = NULL;
+	if (st->hooks->done)
+		st->hooks->done(st->hooks_ctx, st->srv->exit_code == 0);
 }
 
-static void kubeadm_ready(void *ctx, short revents)
+void init_server_ready(struct init_server *st, short revents)
 {
-	struct init_server *st = ctx;
 	int wst;
 
 	if (st->pipe_fd >= 0 && revents) {
@@ -217,7 +240,7 @@ static void kubeadm_ready(void *ctx, short revents)
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				break;
 			close(st->pipe_fd);
-			st->pipe_fd = st->srv.extra_fd = -1;
+			st->pipe_fd = st->srv->extra_fd = -1;
 			break;
 		}
 	}
@@ -236,42 +259,44 @@ static void kubeadm_ready(void *ctx, short revents)
 	}
 }
 
-static int kubeadm_timeout(void *ctx)
+int init_server_timeout(struct init_server *st)
 {
-	struct init_server *st = ctx;
-
 	return st->child > 0 ? 200 : -1;
 }
 
-static void handle_init(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t len)
+const char init_method[] = "/init.API/Init";
+
+void init_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t len)
 {
 	struct init_server *st = ctx;
 	init_InitRequest *req = calloc(1, sizeof *req);
 	pb_istream_t is = pb_istream_from_buffer(reqbuf, len);
 	struct kms kms = {0};
-	struct ssh_key ca;
+	struct component_list comps = {0};
+	const char *sans[32];
+	struct init_info info = {.sans = sans, .components = &comps};
 	uint8_t msecret[32], disk_key[32], seed[32];
-	char err[256], line[160];
-	int components = 0, r;
+	char err[256];
+	int r;
 
 	if (!req) {
 		grpc_stream_finish(s, GRPC_INTERNAL, "out of memory");
 		return;
 	}
-	if (st->lock.locked) {
+	if (st->lock->locked) {
 		log_warn("init: refusing a second Init: node is already being activated");
 		grpc_stream_finish(s, GRPC_FAILED_PRECONDITION, "node is already being activated");
 		goto out;
 	}
-	req->kubernetes_components.funcs.decode = skip_component;
-	req->kubernetes_components.arg = &components;
+	req->kubernetes_components.funcs.decode = component_list_decode;
+	req->kubernetes_components.arg = &comps;
 	if (!pb_decode(&is, init_InitRequest_fields, req)) {
 		snprintf(err, sizeof err, "malformed InitRequest: %s", PB_GET_ERROR(&is));
 		fail(s, err);
 		goto out;
 	}
 	log_info("init: request for Kubernetes %s, cluster '%s', %d components",
-		 req->kubernetes_version, req->cluster_name, components);
+		 req->kubernetes_version, req->cluster_name, comps.n);
 	r = bcrypt_check(st->hash, st->hash_len, req->init_secret.bytes, req->init_secret.size, err,
 			 sizeof err);
 	if (r == -EACCES) {
@@ -302,40 +327,50 @@ static void handle_init(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf,
 		fail(s, "deriving keys failed");
 		goto out;
 	}
+	info.kubernetes_version = req->kubernetes_version;
+	info.cluster_name = req->cluster_name[0] ? req->cluster_name : "constellation";
+	info.service_cidr = req->service_cidr;
+	info.conformance = req->conformance_mode;
+	for (pb_size_t i = 0; i < req->apiserver_cert_sans_count; i++)
+		sans[info.n_sans++] = req->apiserver_cert_sans[i];
 	/* TryLockOnce: from here on a failure is final (the boot flow resets and reboots). */
-	r = lock_try_once(&st->lock, st->cluster_id);
+	r = lock_try_once(st->lock, st->cluster_id);
 	if (r == 0) {
 		grpc_stream_finish(s, GRPC_FAILED_PRECONDITION, "node is already being activated");
 		goto out;
 	}
-	if (r < 0 || crypto_sign_seed_keypair(ca.pk, ca.sk, seed) != 0 ||
-	    ssh_authorized_key(ca.pk, line, sizeof line) < 0 ||
-	    flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) < 0 ||
-	    flow_write(st->p->out_dir, "measurement_salt", req->measurement_salt.bytes, 32) < 0 ||
-	    write_hex(st->p->out_dir, "cluster_id", st->cluster_id, 32) < 0 ||
-	    flow_write(st->p->out_dir, "ssh_ca.pub", line, strlen(line)) < 0) {
-		st->srv.stop = 1;
-		st->srv.exit_code = 1;
-		fail(s, "writing the node's keys failed");
+	if (r > 0) {
+		struct init_keys k = {disk_key, req->measurement_salt.bytes, st->cluster_id, seed};
+
+		r = st->hooks->locked(st->hooks_ctx, &k, &info);
+	}
+	if (r < 0) {
+		st->srv->stop = 1;
+		st->srv->exit_code = 1;
+		fail(s, "storing the node's keys failed");
+		if (st->hooks->done)
+			st->hooks->done(st->hooks_ctx, 0);
 		goto out;
 	}
 	st->out = malloc(KUBECONFIG_MAX);
-	r = st->out ? start_kubeadm(st, req) : -ENOMEM;
+	r = st->out ? start_kubeadm(st, &info) : -ENOMEM;
 	if (r < 0) {
-		st->srv.stop = 1;
-		st->srv.exit_code = 1;
+		st->srv->stop = 1;
+		st->srv->exit_code = 1;
 		snprintf(err, sizeof err, "starting kubeadm init: %s", strerror(-r));
 		fail(s, err);
+		if (st->hooks->done)
+			st->hooks->done(st->hooks_ctx, 0);
 		goto out;
 	}
 	st->stream = s;
-	log_info("init: running the kubeadm init stand-in");
+	log_info("init: kubeadm init running");
 out:
-	secret_wipe(&ca, sizeof ca);
 	secret_wipe(msecret, sizeof msecret);
 	secret_wipe(disk_key, sizeof disk_key);
 	secret_wipe(seed, sizeof seed);
 	kms_free(&kms);
+	component_list_free(&comps);
 	secret_wipe(req, sizeof *req);
 	free(req);
 }
@@ -351,54 +386,67 @@ static int read_hash(const char *path, char *out, size_t cap, size_t *ret_len)
 	close(fd);
 	if (n < 0)
 		return log_err(-errno, "serve-init: %s", path);
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
-		n--;
 	out[n] = '\0';
 	*ret_len = (size_t)n;
 	return 0;
 }
 
-int flow_serve_init(const struct serve_params *p)
+int init_server_new(const struct serve_params *p, struct server *srv, struct init_server **ret)
 {
 	struct init_server *st = calloc(1, sizeof *st);
-	struct grpc_method m = {"/init.API/Init", handle_init, st};
 	char err[256];
-	int r;
+	int r = 0;
 
 	if (!st)
 		return -ENOMEM;
 	st->p = p;
+	st->srv = srv;
 	st->pipe_fd = -1;
-	st->lock.tcti = p->tpm;
-	r = read_hash(p->init_secret_hash_path, st->hash, sizeof st->hash, &st->hash_len);
+	st->own_lock.tcti = p->tpm;
+	st->lock = p->lock ? p->lock : &st->own_lock;
+	st->hooks = p->init_hooks ? p->init_hooks : &default_hooks;
+	st->hooks_ctx = p->init_hooks ? p->hooks_ctx : st;
+	if (p->init_secret_hash) {
+		st->hash_len = strlen(p->init_secret_hash);
+		if (st->hash_len >= sizeof st->hash)
+			r = log_err(-EINVAL, "init: the init secret hash is too long");
+		else
+			memcpy(st->hash, p->init_secret_hash, st->hash_len + 1);
+	} else {
+		r = read_hash(p->init_secret_hash_path, st->hash, sizeof st->hash, &st->hash_len);
+	}
+	while (r == 0 && st->hash_len > 0 &&
+	       (st->hash[st->hash_len - 1] == '\n' || st->hash[st->hash_len - 1] == '\r'))
+		st->hash[--st->hash_len] = '\0';
 	if (r == 0 && bcrypt_check(st->hash, st->hash_len, "", 0, err, sizeof err) == -EINVAL)
-		r = log_err(-EINVAL, "serve-init: %s: %s", p->init_secret_hash_path, err);
-	if (r == 0 && (r = mkdir_parents(p->out_dir, 0700)) < 0)
-		log_err(r, "serve-init: mkdir %s", p->out_dir);
+		r = log_err(-EINVAL, "init: the init secret hash: %s", err);
 	if (r < 0) {
 		free(st);
 		return r;
 	}
-	st->srv.lfd = tcp_listen_on(p->listen, err, sizeof err);
-	if (st->srv.lfd < 0) {
-		r = st->srv.lfd;
-		log_error("serve-init: %s", err);
-		free(st);
-		return r;
-	}
-	st->srv.tls.issuer = p->issuer;
-	st->srv.methods = &m;
-	st->srv.n_methods = 1;
-	st->srv.extra_fd = -1;
-	st->srv.extra_ready = kubeadm_ready;
-	st->srv.extra_timeout_ms = kubeadm_timeout;
-	st->srv.ctx = st;
-	log_info("serve-init: listening on %s (port %d)", p->listen, tcp_local_port(st->srv.lfd));
-	r = serve_run(&st->srv);
+	*ret = st;
+	return 0;
+}
+
+int init_server_busy(const struct init_server *st)
+{
+	return st->child > 0;
+}
+
+void init_server_abort(struct init_server *st)
+{
 	if (st->child > 0) {
 		kill(st->child, SIGKILL);
 		waitpid(st->child, NULL, 0);
+		st->child = 0;
 	}
+}
+
+void init_server_free(struct init_server *st)
+{
+	if (!st)
+		return;
+	init_server_abort(st);
 	if (st->pipe_fd >= 0)
 		close(st->pipe_fd);
 	if (st->out)
@@ -406,5 +454,51 @@ int flow_serve_init(const struct serve_params *p)
 	free(st->out);
 	secret_wipe(st->hash, sizeof st->hash);
 	free(st);
+}
+
+static void ready_cb(void *ctx, short revents)
+{
+	init_server_ready(ctx, revents);
+}
+
+static int timeout_cb(void *ctx)
+{
+	return init_server_timeout(ctx);
+}
+
+int flow_serve_init(const struct serve_params *p)
+{
+	struct server srv = {0};
+	struct init_server *st;
+	struct grpc_method m;
+	char err[256];
+	int r;
+
+	r = init_server_new(p, &srv, &st);
+	if (r < 0)
+		return r;
+	if ((r = mkdir_parents(p->out_dir, 0700)) < 0) {
+		log_err(r, "serve-init: mkdir %s", p->out_dir);
+		init_server_free(st);
+		return r;
+	}
+	srv.lfd = tcp_listen_on(p->listen, err, sizeof err);
+	if (srv.lfd < 0) {
+		r = srv.lfd;
+		log_error("serve-init: %s", err);
+		init_server_free(st);
+		return r;
+	}
+	m = (struct grpc_method){init_method, init_handle, st};
+	srv.tls.issuer = p->issuer;
+	srv.methods = &m;
+	srv.n_methods = 1;
+	srv.extra_fd = -1;
+	srv.extra_ready = ready_cb;
+	srv.extra_timeout_ms = timeout_cb;
+	srv.ctx = st;
+	log_info("serve-init: listening on %s (port %d)", p->listen, tcp_local_port(srv.lfd));
+	r = serve_run(&srv);
+	init_server_free(st);
 	return r == 0 ? 0 : -EIO;
 }

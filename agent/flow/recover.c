@@ -14,12 +14,9 @@
 #include "net/net.h"
 #include "recover.pb.h"
 
-struct recover_server {
-	struct server srv;
-	const struct serve_params *p;
-};
+const char recover_method[] = "/recoverproto.API/Recover";
 
-static void handle_recover(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t len)
+void recover_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t len)
 {
 	struct recover_server *st = ctx;
 	recoverproto_RecoverMessage req = recoverproto_RecoverMessage_init_zero;
@@ -28,7 +25,7 @@ static void handle_recover(void *ctx, struct grpc_stream *s, const uint8_t *reqb
 	uint8_t msecret[32], disk_key[32];
 	char err[256], why[300];
 
-	if (st->srv.stop) {
+	if (st->srv->stop) {
 		grpc_stream_finish(s, GRPC_UNAVAILABLE, "service unavailable");
 		return;
 	}
@@ -48,15 +45,20 @@ static void handle_recover(void *ctx, struct grpc_stream *s, const uint8_t *reqb
 		grpc_stream_finish(s, GRPC_INTERNAL, "deriving keys failed");
 		goto out;
 	}
-	if (flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) < 0 ||
-	    flow_write(st->p->out_dir, "measurement_secret", msecret, 32) < 0) {
+	if (st->p->recover_hooks
+		? st->p->recover_hooks->recovered(st->p->hooks_ctx, disk_key, msecret) < 0
+		: flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) < 0 ||
+		      flow_write(st->p->out_dir, "measurement_secret", msecret, 32) < 0) {
 		grpc_stream_finish(s, GRPC_INTERNAL, "storing the keys failed");
 		goto out;
 	}
-	log_info("recover: keys received and written to %s", st->p->out_dir);
+	if (st->p->recover_hooks)
+		log_info("recover: keys received");
+	else
+		log_info("recover: keys received and written to %s", st->p->out_dir);
 	grpc_stream_send(s, (const uint8_t *)"", 0);
 	grpc_stream_finish(s, GRPC_OK, NULL);
-	st->srv.stop = 1;
+	st->srv->stop = 1;
 out:
 	secret_wipe(msecret, sizeof msecret);
 	secret_wipe(disk_key, sizeof disk_key);
@@ -66,22 +68,23 @@ out:
 
 int flow_serve_recover(const struct serve_params *p)
 {
-	struct recover_server st = {.p = p};
-	struct grpc_method m = {"/recoverproto.API/Recover", handle_recover, &st};
+	struct server srv = {0};
+	struct recover_server st = {.srv = &srv, .p = p};
+	struct grpc_method m = {recover_method, recover_handle, &st};
 	char err[256];
 	int r = mkdir_parents(p->out_dir, 0700);
 
 	if (r < 0)
 		return log_err(r, "serve-recover: mkdir %s", p->out_dir);
-	st.srv.lfd = tcp_listen_on(p->listen, err, sizeof err);
-	if (st.srv.lfd < 0) {
+	srv.lfd = tcp_listen_on(p->listen, err, sizeof err);
+	if (srv.lfd < 0) {
 		log_error("serve-recover: %s", err);
-		return st.srv.lfd;
+		return srv.lfd;
 	}
-	st.srv.tls.issuer = p->issuer;
-	st.srv.methods = &m;
-	st.srv.n_methods = 1;
-	st.srv.extra_fd = -1;
-	log_info("serve-recover: listening on %s (port %d)", p->listen, tcp_local_port(st.srv.lfd));
-	return serve_run(&st.srv) == 0 ? 0 : -EIO;
+	srv.tls.issuer = p->issuer;
+	srv.methods = &m;
+	srv.n_methods = 1;
+	srv.extra_fd = -1;
+	log_info("serve-recover: listening on %s (port %d)", p->listen, tcp_local_port(srv.lfd));
+	return serve_run(&srv) == 0 ? 0 : -EIO;
 }

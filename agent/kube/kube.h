@@ -139,4 +139,57 @@ struct kubeadm_join {
 /* JoinConfiguration + KubeletConfiguration YAML into out; its length or -EINVAL. */
 int kubeadm_join_yaml(const struct kubeadm_join *j, char *out, size_t cap);
 
+/* ---- kubeadm init configuration and running kubeadm (kubeadm.c, kuberun.c), spec §10 ---- */
+struct kubeadm_init {
+	const char *node_name;		/* Self().Name, normalised with kube_node_name */
+	const char *provider_name;	/* qemu:///hostname/<provider_name> */
+	const char *node_ip;		/* VPCIP: advertiseAddress, node-ip and a cert SAN */
+	const char *lb_host;		/* controlPlaneEndpoint host (":6443" appended) */
+	const char *kubernetes_version; /* "v1.32.9" */
+	const char *cluster_name;	/* "" or NULL -> "constellation" */
+	const char *service_cidr;	/* "" or NULL: omitted */
+	const char *const *cert_sans;	/* the InitRequest's SANs; empty ones skipped */
+	size_t n_sans;
+	int conformance; /* keeps kube-proxy */
+};
+/* InitConfiguration + ClusterConfiguration (kubeadm.k8s.io/v1beta3) + KubeletConfiguration
+ * (kubelet.config.k8s.io/v1beta1) as one YAML stream; its length, or -EINVAL for a missing
+ * field, a control character, an unparsable version or a too small buffer. */
+int kubeadm_init_yaml(const struct kubeadm_init *c, char *out, size_t cap);
+/* The audit policy written to /etc/kubernetes/audit-policy.yaml (audit.k8s.io/v1). */
+extern const char kube_audit_policy[];
+
+/* Runs argv (argv[0] an absolute path) with envp, in its own process group, stdin from
+ * /dev/null, stdout to out_fd (-1: to our stderr), stderr to ours. Waits at most timeout_ms,
+ * then kills the group. Returns the exit status (0..255), 128+signal, -ETIMEDOUT when it was
+ * killed, or -errno when it could not start (each of these last two logged in one line). */
+int kube_run(const char *const argv[], const char *const envp[], int out_fd, int timeout_ms);
+
+/* §5.4 step 9 / §10 join: the audit policy, /etc/kubernetes/manifests recreated empty, the join
+ * configuration in a 0600 file under root/run/constel/ (removed afterwards: it holds the
+ * token), then "<kubeadm> join -v=5 --config <file>" up to attempts times (<= 0: 3),
+ * retry_delay_ms apart, all within timeout_ms (<= 0: 5 min). root is "" for /. Returns 0 or
+ * the last failure as kube_run returns it. */
+struct kube_join_run {
+	const struct kubeadm_join *j;
+	const char *kubeadm; /* absolute path */
+	const char *root;
+	int attempts, retry_delay_ms, timeout_ms;
+};
+int kube_join_run(const struct kube_join_run *r);
+
+/* §10 init: audit policy, "init phase preflight", "init phase certs all", the node's kubelet
+ * certificate signed by root/etc/kubernetes/pki/ca.{crt,key} (root/run/state/kubelet/pki/
+ * kubelet-client-{crt,key}.pem, 0600), /etc/kubernetes/manifests recreated, "init
+ * --skip-phases=...", then "kubeconfig user --client-name <cluster>-admin --org
+ * system:masters", whose output (at most 1 MiB) is written to out_fd: the admin kubeconfig.
+ * Everything within timeout_ms (<= 0: 5 min). 0, a kubeadm exit status, or -errno. */
+struct kube_init_run {
+	const struct kubeadm_init *c;
+	const char *kubeadm; /* absolute path */
+	const char *root;
+	int timeout_ms;
+};
+int kube_init_run(const struct kube_init_run *r, int out_fd);
+
 #endif

@@ -87,4 +87,21 @@ int dhcp_prefix(uint32_t mask);
 int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int timeout_ms,
 		 int first_ms, struct dhcp_reply *lease);
 
+/* ---- ip= of the kernel command line (ipconfig.c) ---- */
+struct ip_config {
+	int dhcp, off;
+	uint32_t addr, gw, mask, dns[2]; /* network order; 0: not given */
+	char ifname[16], hostname[64];
+};
+/* "dhcp", "on", "any", "off", "none", or
+ * <client-ip>:<server-ip>:<gw-ip>:<netmask>:<hostname>:<device>:<autoconf>:<dns0>:<dns1>[:<ntp0>]
+ * as the kernel's Documentation/admin-guide/nfs/nfsroot.rst describes. -EINVAL with one line in
+ * err. */
+int ip_config_parse(const char *s, struct ip_config *ic, char *err, size_t errlen);
+/* Configures the link of ic (DHCP retried forever, or the static address), the default route
+ * and, when resolv is set and there are DNS servers, that resolv.conf. */
+int net_up(const struct ip_config *ic, const char *resolv);
+/* "nameserver" lines for the non-zero entries of dns, replacing path. */
+int resolv_conf_write(const char *path, const uint32_t dns[2], const char *origin);
+
 #endif

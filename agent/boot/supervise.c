@@ -1,0 +1,467 @@
+/* PID 1 after switch_root: a small supervisor for the node's services (kubeadm once,
+ * containerd and kubelet restarted with back-off), the reaping every PID 1 owes its orphans,
+ * the shutdown signals, and the shutdown itself (unmounts, state disk, links, reboot). Signals
+ * are read from a signalfd in one poll() loop; no handler runs asynchronously. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "boot.h"
+#include "disk/disk.h"
+#include "net/net.h"
+
+#define KILL_WAIT_MS 5000 /* after SIGKILL: only a process stuck in the kernel takes longer */
+#define POLL_MAX_MS  1000 /* s->stopping, set from outside, is seen this quickly */
+
+static void sv_setup(struct supervisor *s)
+{
+	static int subreaper;
+
+	if (s->backoff_min_ms <= 0)
+		s->backoff_min_ms = 1000;
+	if (s->backoff_max_ms <= 0)
+		s->backoff_max_ms = 60000;
+	if (s->backoff_max_ms < s->backoff_min_ms)
+		s->backoff_max_ms = s->backoff_min_ms;
+	if (s->stop_timeout_ms <= 0)
+		s->stop_timeout_ms = 10000;
+	/* SIG_IGN would make the kernel reap our children before we see their status */
+	signal(SIGCHLD, SIG_DFL);
+	if (getpid() != 1 && !subreaper) {
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+			log_err(-errno, "supervisor: becoming a subreaper");
+		else
+			subreaper = 1;
+	}
+}
+
+static __attribute__((noreturn)) void child_exec(const struct sv_child *c)
+{
+	sigset_t none;
+	int fd;
+
+	/* the child starts clean: no ignored or blocked signals (in this order, so a pending
+	 * one meets no handler of ours), its own session, no stdin */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	fd = open("/dev/null", O_RDONLY);
+	if (fd > 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	if (c->envp)
+		execve(c->argv[0], (char *const *)c->argv, (char *const *)c->envp);
+	else
+		execv(c->argv[0], (char *const *)c->argv);
+	log_err(-errno, "%s: executing %s", c->name, c->argv[0]);
+	_exit(127);
+}
+
+static int backoff_ms(const struct supervisor *s, int restarts)
+{
+	int d = s->backoff_min_ms;
+
+	for (int i = 1; i < restarts && d < s->backoff_max_ms; i++)
+		d = d > s->backoff_max_ms / 2 ? s->backoff_max_ms : d * 2;
+	return d < s->backoff_max_ms ? d : s->backoff_max_ms;
+}
+
+static int start_child(struct supervisor *s, struct sv_child *c, int64_t now)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		int r = log_err(-errno, "%s: fork", c->name);
+
+		c->next_start_ms = now + s->backoff_min_ms;
+		return r;
+	}
+	if (pid == 0)
+		child_exec(c);
+	c->pid = pid;
+	c->started_ms = now;
+	if (c->restarts)
+		log_info("%s started (pid %d, restart %d)", c->name, (int)pid, c->restarts);
+	else
+		log_info("%s started (pid %d)", c->name, (int)pid);
+	return 0;
+}
+
+int sv_start_all(struct supervisor *s)
+{
+	int64_t now = (int64_t)monotonic_ms();
+	int failed = 0;
+
+	sv_setup(s);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->children[i].pid <= 0 && !s->children[i].done &&
+		    start_child(s, &s->children[i], now) < 0)
+			failed++;
+	return failed;
+}
+
+static void describe(int status, char *out, size_t cap)
+{
+	if (status < 0)
+		snprintf(out, cap, "is gone (reaped elsewhere)");
+	else if (WIFEXITED(status))
+		snprintf(out, cap, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(out, cap, "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(out, cap, "ended (wait status 0x%x)", (unsigned)status);
+}
+
+static void child_ended(struct supervisor *s, struct sv_child *c, int status, int64_t now)
+{
+	int failed = status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	int level = failed ? LOG_WARN : LOG_INFO, delay;
+	char how[96];
+
+	describe(status, how, sizeof how);
+	c->pid = 0;
+	c->last_status = status;
+	if (c->policy == SV_ONCE || s->stopping) {
+		c->done = c->policy == SV_ONCE;
+		log_msg(s->stopping ? LOG_INFO : level, "%s %s", c->name, how);
+		return;
+	}
+	/* a child that stayed up a while was healthy: its next failure starts over */
+	if (now - c->started_ms >= SV_UP_RESET_MS)
+		c->restarts = 0;
+	c->restarts++;
+	delay = backoff_ms(s, c->restarts);
+	c->next_start_ms = now + delay;
+	if (delay % 1000)
+		log_msg(level, "%s %s, restart %d in %d ms", c->name, how, c->restarts, delay);
+	else
+		log_msg(level, "%s %s, restart %d in %d s", c->name, how, c->restarts,
+			delay / 1000);
+}
+
+static struct sv_child *find_child(struct supervisor *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->children[i].pid == pid)
+			return &s->children[i];
+	return NULL;
+}
+
+/* Reaps every child that has ended, ours or an orphan. Returns 1 when no child is left at
+ * all (ECHILD), else 0. */
+static int reap(struct supervisor *s)
+{
+	int64_t now = (int64_t)monotonic_ms();
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct sv_child *c = find_child(s, pid);
+
+		if (c)
+			child_ended(s, c, status, now);
+		else
+			log_debug("supervisor: reaped orphan %d", (int)pid);
+	}
+	if (pid < 0 && errno == ECHILD) {
+		/* nothing left to wait for: a child we count as running was reaped by someone
+		 * else, and must not stay "running" forever */
+		for (size_t i = 0; i < s->n; i++)
+			if (s->children[i].pid > 0)
+				child_ended(s, &s->children[i], -1, now);
+		return 1;
+	}
+	return 0;
+}
+
+/* Drains the signalfd; the last shutdown signal read, or 0 (SIGCHLD only tells us to reap). */
+static int read_signals(int sfd)
+{
+	struct signalfd_siginfo si;
+	int sig = 0;
+
+	while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+		if (si.ssi_signo != SIGCHLD)
+			sig = (int)si.ssi_signo;
+	return sig;
+}
+
+static int running(const struct supervisor *s)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += s->children[i].pid > 0;
+	return n;
+}
+
+/* Waits up to ms for our children (as PID 1: every process) to end. 1 when they did. */
+static int wait_children(struct supervisor *s, int sfd, int ms)
+{
+	int64_t end = (int64_t)monotonic_ms() + ms;
+
+	for (;;) {
+		int64_t now;
+		int gone = reap(s);
+		struct pollfd p = {.fd = sfd, .events = POLLIN};
+
+		if (getpid() == 1 ? gone : !running(s))
+			return 1;
+		if ((now = (int64_t)monotonic_ms()) >= end)
+			return 0;
+		poll(&p, 1, (int)(end - now < POLL_MAX_MS ? end - now : POLL_MAX_MS));
+		read_signals(sfd); /* a second shutdown signal changes nothing */
+	}
+}
+
+static void signal_all(struct supervisor *s, int sig)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct sv_child *c = &s->children[i];
+
+		if (c->pid <= 0)
+			continue;
+		if (sig == SIGKILL) {
+			log_warn("%s did not stop within %d ms: killing it", c->name,
+				 s->stop_timeout_ms);
+			kill(-c->pid, SIGKILL); /* its process group: what it started */
+		}
+		kill(c->pid, sig);
+	}
+	/* PID 1 stops everything else too; a test process must never kill(-1) */
+	if (getpid() == 1)
+		kill(-1, sig);
+}
+
+static void stop_children(struct supervisor *s, int sfd)
+{
+	s->stopping = 1;
+	if (running(s))
+		log_info("supervisor: stopping %d service%s", running(s),
+			 running(s) > 1 ? "s" : "");
+	signal_all(s, SIGTERM);
+	if (wait_children(s, sfd, s->stop_timeout_ms))
+		return;
+	signal_all(s, SIGKILL);
+	if (!wait_children(s, sfd, KILL_WAIT_MS))
+		log_error("supervisor: %d services still running after SIGKILL", running(s));
+}
+
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGINT:
+		return "SIGINT";
+	case SIGPWR:
+		return "SIGPWR";
+	default:
+		return strsignal(sig);
+	}
+}
+
+int supervise_run(struct supervisor *s, int64_t deadline_ms)
+{
+	sigset_t set, old;
+	int sfd, sig = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGPWR);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		int r = log_err(-errno, "supervisor: signalfd");
+
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return r;
+	}
+	sv_setup(s);
+	for (;;) {
+		int64_t now, wake;
+		struct pollfd p = {.fd = sfd, .events = POLLIN};
+
+		reap(s);
+		if ((sig = read_signals(sfd)) || s->stopping)
+			break;
+		now = (int64_t)monotonic_ms();
+		if (deadline_ms > 0 && now >= deadline_ms)
+			break;
+		wake = now + POLL_MAX_MS;
+		if (deadline_ms > 0 && deadline_ms < wake)
+			wake = deadline_ms;
+		for (size_t i = 0; i < s->n; i++) {
+			struct sv_child *c = &s->children[i];
+
+			if (c->pid > 0 || c->done)
+				continue;
+			if (c->next_start_ms <= now)
+				start_child(s, c, now);
+			if (c->pid <= 0 && c->next_start_ms < wake)
+				wake = c->next_start_ms;
+		}
+		if (wake > now)
+			poll(&p, 1, (int)(wake - now));
+	}
+	if (sig)
+		s->shutdown_signal = sig;
+	else if (s->stopping)
+		sig = s->shutdown_signal;
+	if (sig)
+		log_info("supervisor: %s received: %s", sig_name(sig),
+			 sig == SIGINT ? "reboot" : "poweroff");
+	stop_children(s, sfd);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return sig;
+}
+
+int boot_links_down(void)
+{
+	struct nl_link links[64];
+	int n = nl_links(links, 64), failed = 0;
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		if ((links[i].flags & IFF_LOOPBACK) || !(links[i].flags & IFF_UP))
+			continue;
+		/* nl_link_set logs its own failure */
+		if (nl_link_set(links[i].index, 0) < 0)
+			failed++;
+	}
+	return failed;
+}
+
+/* Everything that stays for the reboot: the root itself and the kernel's file systems (the
+ * state mapping is closed through /dev/mapper/control, the log goes to /dev/kmsg). */
+static int keep_mounted(const char *mp)
+{
+	static const char *const keep[] = {"/proc", "/sys", "/dev"};
+
+	if (!strcmp(mp, "/"))
+		return 1;
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		size_t n = strlen(keep[i]);
+
+		if (!strncmp(mp, keep[i], n) && (mp[n] == '\0' || mp[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The mount point field of mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* One mountinfo line ("id parent major:minor root mount-point options ..."): unmounted
+ * unless kept; a busy one is detached lazily. 1 when unmounted, 0 kept, -errno failed. */
+static int unmount_line(char *line)
+{
+	char *save, *mp = strtok_r(line, " ", &save);
+
+	for (int f = 1; mp && f < 5; f++)
+		mp = strtok_r(NULL, " ", &save);
+	if (!mp)
+		return 0;
+	unescape_octal(mp);
+	if (keep_mounted(mp))
+		return 0;
+	if (umount2(mp, 0) == 0 || (errno == EBUSY && umount2(mp, MNT_DETACH) == 0))
+		return 1;
+	/* EINVAL, ENOENT: gone already, with a parent that was detached */
+	if (errno == EINVAL || errno == ENOENT)
+		return 0;
+	return log_err(-errno, "shutdown: unmounting %s", mp);
+}
+
+/* Unmounts in reverse order of mounting, children before parents. Returns failures. */
+static int unmount_all(void)
+{
+	static char buf[256 * 1024];
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), failed = 0, done = 0, r;
+	ssize_t len = fd < 0 ? -errno : read_full(fd, buf, sizeof buf - 1);
+	size_t e;
+
+	if (fd >= 0)
+		close(fd);
+	if (len < 0) {
+		log_err((int)len, "shutdown: reading /proc/self/mountinfo");
+		return 1;
+	}
+	if ((size_t)len == sizeof buf - 1)
+		log_warn("shutdown: more mounts than fit in %zu bytes: the newest stay",
+			 sizeof buf);
+	buf[len] = '\0';
+	for (char *p = buf; (p = strchr(p, '\n')); p++)
+		*p = '\0';
+	/* lines from the last to the first: the newest mounts first */
+	for (e = (size_t)len; e > 0;) {
+		size_t b = e;
+
+		while (b > 0 && buf[b - 1] != '\0')
+			b--;
+		if ((r = unmount_line(buf + b)) > 0)
+			done++;
+		else if (r < 0)
+			failed++;
+		if (b == 0)
+			break;
+		e = b - 1;
+	}
+	log_info("shutdown: %d file systems unmounted, %d failed", done, failed);
+	return failed;
+}
+
+int boot_shutdown(int sig, int do_reboot)
+{
+	int ret = 0, r;
+
+	log_info("shutdown: %s", sig == SIGINT ? "rebooting" : "powering off");
+	sync();
+	if (do_reboot && unmount_all() > 0)
+		ret = -EBUSY;
+	if ((r = disk_deactivate("state")) < 0)
+		ret = r;
+	if ((r = boot_links_down()) != 0)
+		ret = r < 0 ? r : -EIO;
+	if (!do_reboot)
+		return ret;
+	sync();
+	tcdrain(STDERR_FILENO); /* the last line reaches the serial console */
+	reboot(sig == SIGINT ? RB_AUTOBOOT : RB_POWER_OFF);
+	return log_err(-errno, "shutdown: reboot");
+}

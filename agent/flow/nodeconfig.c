@@ -1,0 +1,193 @@
+/* The node's configuration: the constants of §5 and §6 as defaults, and the kernel command
+ * line's constel.* values (plus root= and ip=) on top. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "boot/boot.h"
+#include "net/net.h"
+#include "node.h"
+
+void node_config_defaults(struct node_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->root = "";
+	c->csp = "qemu";
+	c->variant = "qemu-vtpm";
+	c->metadata = "http://10.42.0.1:8080";
+	c->listen_host = "0.0.0.0";
+	c->init_port = 9000;
+	c->recover_port = 9999;
+	c->join_port = 30090;
+	c->interval_ms = 30000;
+	c->call_timeout_ms = 30000;
+	c->kubeadm_timeout_ms = 5 * 60 * 1000;
+	c->kubeadm_attempts = 3;
+	c->reboot_delay_s = 60;
+	c->mke2fs = "/sbin/mke2fs";
+	c->timeline_path = "/run/constel/boot-timeline.json";
+}
+
+struct arena {
+	char *buf;
+	size_t len, used;
+};
+
+/* The value of key, copied into the arena; NULL when absent. */
+static int get(const char *cmdline, const char *key, struct arena *a, const char **out, char *err,
+	       size_t errlen)
+{
+	int r;
+
+	if (a->used >= a->len)
+		return errbuf_set(err, errlen, "command line: too many values");
+	r = cmdline_get(cmdline, key, a->buf + a->used, a->len - a->used);
+	if (r == -ENAMETOOLONG)
+		return errbuf_set(err, errlen, "command line: %s= is too long", key);
+	if (r <= 0)
+		return 0;
+	*out = a->buf + a->used;
+	a->used += strlen(*out) + 1;
+	return 1;
+}
+
+static int number(const char *key, const char *v, long lo, long hi, long *out, char *err,
+		  size_t errlen)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(v, &end, 10);
+	if (errno || end == v || *end || *out < lo || *out > hi)
+		return errbuf_set(err, errlen, "command line: %s=%.32s is not a number in %ld..%ld",
+				  key, v, lo, hi);
+	return 0;
+}
+
+static int is_hex(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (hex_digit(*s) < 0)
+			return 0;
+	return 1;
+}
+
+int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, size_t len,
+			char *err, size_t errlen)
+{
+	struct arena a = {buf, len, 0};
+	const char *v = NULL;
+	long num;
+	int r;
+
+#define GET(key, field)                                                     \
+	do {                                                                \
+		if ((r = get(cmdline, key, &a, &(field), err, errlen)) < 0) \
+			return r;                                           \
+	} while (0)
+	GET("constel.csp", c->csp);
+	GET("constel.attestation-variant", c->variant);
+	GET("constel.state-disk", c->state_disk);
+	GET("constel.metadata", c->metadata);
+	GET("constel.node-name", c->name);
+	GET("constel.role", c->role);
+	GET("constel.node-ip", c->ip);
+	GET("ip", c->ip_param);
+	GET("root", c->real_root);
+	GET("rootfstype", c->root_fstype);
+	GET("constel.verity.roothash", c->verity_roothash);
+	GET("constel.verity.hashdev", c->verity_hashdev);
+	GET("constel.init", c->init);
+	if (strcmp(c->csp, "qemu") && strcmp(c->csp, "openstack") && strcmp(c->csp, "aws") &&
+	    strcmp(c->csp, "azure") && strcmp(c->csp, "gcp"))
+		return errbuf_set(err, errlen,
+				  "command line: constel.csp=%.32s is not one of qemu, "
+				  "openstack, aws, azure, gcp",
+				  c->csp);
+	if (strncmp(c->metadata, "http://", 7))
+		return errbuf_set(err, errlen,
+				  "command line: constel.metadata=%.64s is not an "
+				  "http:// URL",
+				  c->metadata);
+	if (c->role && strcmp(c->role, "control-plane") && strcmp(c->role, "worker"))
+		return errbuf_set(err, errlen,
+				  "command line: constel.role=%.32s is not "
+				  "control-plane or worker",
+				  c->role);
+	if (c->verity_roothash && (!is_hex(c->verity_roothash) || strlen(c->verity_roothash) % 2 ||
+				   strlen(c->verity_roothash) > 128))
+		return errbuf_set(err, errlen, "command line: constel.verity.roothash is not hex");
+	if (c->init && c->init[0] != '/')
+		return errbuf_set(err, errlen, "command line: constel.init=%.64s is not absolute",
+				  c->init);
+	if (c->ip_param) {
+		struct ip_config ic;
+
+		if ((r = ip_config_parse(c->ip_param, &ic, err, errlen)) < 0)
+			return r;
+	}
+	v = NULL;
+	GET("constel.debug", v);
+	if (v)
+		c->log_level = -1;
+	v = NULL;
+	GET("constel.v", v);
+	if (v) {
+		if ((r = number("constel.v", v, -1, 2, &num, err, errlen)) < 0)
+			return r;
+		c->log_level = (int)num;
+	}
+	v = NULL;
+	GET("constel.reboot-delay", v);
+	if (v) {
+		if ((r = number("constel.reboot-delay", v, 0, 3600, &num, err, errlen)) < 0)
+			return r;
+		c->reboot_delay_s = (int)num;
+	}
+	v = NULL;
+	GET("constel.verity.hashoffset", v);
+	if (v) {
+		if ((r = number("constel.verity.hashoffset", v, 0, 1L << 40, &num, err, errlen)) <
+		    0)
+			return r;
+		c->verity_hashoffset = (uint64_t)num;
+	}
+	v = NULL;
+	GET("constel.disk-kdf", v);
+	if (v && disk_kdf_parse(v, &c->kdf) < 0)
+		return errbuf_set(err, errlen,
+				  "command line: constel.disk-kdf=%.32s is not min or "
+				  "constellation",
+				  v);
+	v = NULL;
+	GET("constel.join", v);
+	if (v) {
+		c->n_join = 0;
+		for (const char *p = v; *p;) {
+			const char *e = strchr(p, ',');
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+			char host[128], port[16];
+
+			if (c->n_join == NODE_MAX_JOIN || l >= sizeof c->join[0])
+				return errbuf_set(err, errlen,
+						  "command line: constel.join= has too "
+						  "many or too long endpoints");
+			memcpy(c->join[c->n_join], p, l);
+			c->join[c->n_join][l] = '\0';
+			if (hostport_split(c->join[c->n_join], host, sizeof host, port,
+					   sizeof port) < 0 ||
+			    !host[0])
+				return errbuf_set(err, errlen,
+						  "command line: constel.join: '%.64s' "
+						  "is not HOST:PORT",
+						  c->join[c->n_join]);
+			c->n_join++;
+			p += l + (e ? 1 : 0);
+		}
+	}
+#undef GET
+	return 0;
+}
