@@ -18,18 +18,36 @@
 #include "kube/kube.h"
 #include "net/net.h"
 
-static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
+/* An integer option in lo..hi; unit ("" or " seconds") only names it in the error. */
+static int parse_int(const char *s, const char *name, long lo, long hi, const char *unit, int *out,
+		     char *err, size_t errlen)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < 1 || v > 86400)
-		return errbuf_set(err, errlen, "option --%s: '%.32s' is not 1..86400 seconds", name,
-				  s);
-	*ret_ms = (int)v * 1000;
+	if (errno || *end || end == s || v < lo || v > hi)
+		return errbuf_set(err, errlen, "option --%s: '%.32s' is not %ld..%ld%s", name, s,
+				  lo, hi, unit);
+	*out = (int)v;
 	return 0;
+}
+
+/* A duration option of 1..hi seconds, in milliseconds. */
+static int parse_ms(const char *s, const char *name, long hi, int *ret_ms, char *err, size_t errlen)
+{
+	int v;
+
+	if (parse_int(s, name, 1, hi, " seconds", &v, err, errlen) < 0)
+		return -EINVAL;
+	*ret_ms = v * 1000;
+	return 0;
+}
+
+static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err, size_t errlen)
+{
+	return parse_ms(s, name, 86400, ret_ms, err, errlen);
 }
 
 static struct qemu_vtpm qemu_cfg;
@@ -73,6 +91,17 @@ static void warn_variant(const struct atls_issuer *issuer)
 	if (issuer == &attest_dummy_issuer)
 		log_warn("attestation variant dummy proves nothing about this machine: for tests "
 			 "only");
+}
+
+int cli_issuer(const char *variant, const struct tcti_spec *tpm, const struct atls_issuer **issuer,
+	       const struct tcti_spec **marked, char *err, size_t errlen)
+{
+	tcti = tpm;
+	if (pick_issuer(variant, issuer, err, errlen) < 0)
+		return -EINVAL;
+	warn_variant(*issuer);
+	*marked = *issuer == &qemu_issuer ? tpm : NULL;
+	return 0;
 }
 
 /* The options, then the duration option named tname and the attestation variant, each
@@ -388,21 +417,6 @@ int cmd_install_component(const struct cli *c)
 	return component_install(&comp, root, (int)t * 1000) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }
 
-static int parse_int(const char *s, const char *name, long lo, long hi, int *out, char *err,
-		     size_t errlen)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi)
-		return errbuf_set(err, errlen, "option --%s: '%.32s' is not %ld..%ld", name, s, lo,
-				  hi);
-	*out = (int)v;
-	return 0;
-}
-
 /* The whole node flow in host mode: the state disk is a LUKS2 image file (no device-mapper),
  * the state filesystem <root>/run/state, no PID-1 duties. */
 int cmd_node(const struct cli *c)
@@ -434,24 +448,20 @@ int cmd_node(const struct cli *c)
 	};
 	struct node_config cfg;
 	char err[256], hash[128], arena[1024], cmdline[1200];
-	int r, secs;
+	int r;
 
 	node_config_defaults(&cfg);
-	tcti = &c->tpm;
 	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0 ||
-	    pick_issuer(variant, &cfg.issuer, err, sizeof err) < 0 ||
-	    parse_int(iport, "init-port", 0, 65535, &cfg.init_port, err, sizeof err) < 0 ||
-	    parse_int(rport, "recover-port", 0, 65535, &cfg.recover_port, err, sizeof err) < 0 ||
-	    parse_int(interval, "interval", 1, 3600, &secs, err, sizeof err) < 0)
+	    cli_issuer(variant, &c->tpm, &cfg.issuer, &cfg.tpm, err, sizeof err) < 0 ||
+	    parse_int(iport, "init-port", 0, 65535, "", &cfg.init_port, err, sizeof err) < 0 ||
+	    parse_int(rport, "recover-port", 0, 65535, "", &cfg.recover_port, err, sizeof err) <
+		0 ||
+	    parse_ms(interval, "interval", 3600, &cfg.interval_ms, err, sizeof err) < 0 ||
+	    parse_ms(timeout, "timeout", 3600, &cfg.call_timeout_ms, err, sizeof err) < 0 ||
+	    parse_ms(ktimeout, "kubeadm-timeout", 86400, &cfg.kubeadm_timeout_ms, err, sizeof err) <
+		0 ||
+	    parse_int(rounds, "rounds", 0, 1000000, "", &cfg.rounds, err, sizeof err) < 0)
 		return usage_error(c->command, err);
-	cfg.interval_ms = secs * 1000;
-	if (parse_int(timeout, "timeout", 1, 3600, &secs, err, sizeof err) < 0)
-		return usage_error(c->command, err);
-	cfg.call_timeout_ms = secs * 1000;
-	if (parse_int(ktimeout, "kubeadm-timeout", 1, 86400, &secs, err, sizeof err) < 0 ||
-	    parse_int(rounds, "rounds", 0, 1000000, &cfg.rounds, err, sizeof err) < 0)
-		return usage_error(c->command, err);
-	cfg.kubeadm_timeout_ms = secs * 1000;
 	if (disk_kdf_parse(kdf, &cfg.kdf) < 0)
 		return usage_error(c->command, "option --kdf: min or constellation");
 	if (root[0] != '/')
@@ -479,8 +489,6 @@ int cmd_node(const struct cli *c)
 		hash[strcspn(hash, "\r\n")] = '\0';
 		cfg.init_secret_hash = hash;
 	}
-	warn_variant(cfg.issuer);
-	cfg.tpm = cfg.issuer == &qemu_issuer ? &c->tpm : NULL;
 	cfg.root = root;
 	cfg.state_disk = disk;
 	cfg.name = name;

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attest/attest.h"
 #include "boot/boot.h"
+#include "cli.h"
 #include "flow/node.h"
 #include "net/net.h"
 #include "pid1.h"
@@ -92,8 +92,7 @@ static void die(int delay_s, const char *why)
 		pause();
 }
 
-static struct qemu_vtpm qemu_cfg;
-static struct atls_issuer qemu_issuer;
+static struct tcti_spec tpm; /* the node's TPM, for the issuer and the node lock */
 
 int pid1_main(void)
 {
@@ -128,20 +127,9 @@ int pid1_main(void)
 	mkdir("/etc", 0755);
 	if (net_up(&ic, "/etc/resolv.conf") < 0)
 		die(cfg.reboot_delay_s, "the network did not come up");
-	if (!strcmp(cfg.variant, "qemu-vtpm")) {
-		if (tcti_spec_parse("device:/dev/tpmrm0", &qemu_cfg.tcti, err, sizeof err) < 0)
-			die(cfg.reboot_delay_s, err);
-		qemu_cfg.event_log = QEMU_VTPM_EVENT_LOG;
-		qemu_vtpm_issuer(&qemu_issuer, &qemu_cfg);
-		cfg.issuer = &qemu_issuer;
-		cfg.tpm = &qemu_cfg.tcti;
-	} else if (!strcmp(cfg.variant, "dummy")) {
-		log_warn("attestation variant dummy proves nothing about this machine: for tests "
-			 "only");
-		cfg.issuer = &attest_dummy_issuer;
-	} else {
-		die(cfg.reboot_delay_s, "constel.attestation-variant: qemu-vtpm or dummy");
-	}
+	if (tcti_spec_parse("device:/dev/tpmrm0", &tpm, err, sizeof err) < 0 ||
+	    cli_issuer(cfg.variant, &tpm, &cfg.issuer, &cfg.tpm, err, sizeof err) < 0)
+		die(cfg.reboot_delay_s, err);
 	cfg.pid1 = 1;
 	cfg.before_kubeadm = start_services;
 	cfg.hook_ctx = &p;

@@ -22,6 +22,30 @@ logged_port() {
 	return 1
 }
 
+# start_peer NAME ARGS...: runs "$peer ARGS" (the Go interop peer) in the background with its
+# output in $work/NAME.out, waits up to 5 s for its LISTEN line and sets $pport.
+start_peer() {
+	local name=$1
+	shift
+	"$peer" "$@" >"$work/$name.out" 2>&1 &
+	for _ in $(seq 50); do
+		pport=$(awk '/^LISTEN/{print $2}' "$work/$name.out")
+		[ -n "$pport" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_pid PID SECONDS: the exit status, or 124 after killing it.
+wait_pid() {
+	for _ in $(seq $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null
+	return 124
+}
+
 # hexof FILE: the file's bytes in lowercase hex on one line.
 hexof() { od -An -tx1 -v "$1" | tr -d ' \n'; }
 

@@ -20,6 +20,7 @@
 
 #include "base/base.h"
 #include "boot.h"
+#include "disk/disk.h"
 
 #define VERITY_NAME  "root"
 #define ROOT_WAIT_MS 5000
@@ -131,18 +132,6 @@ static int wait_for_path(const char *path, int timeout_ms)
 	return 0;
 }
 
-static void cs_log(int level, const char *msg, void *usrptr)
-{
-	size_t n = strlen(msg);
-
-	(void)usrptr;
-	if (level == CRYPT_LOG_DEBUG)
-		return;
-	while (n && msg[n - 1] == '\n')
-		n--;
-	log_debug("root: libcryptsetup: %.*s", (int)n, msg);
-}
-
 static int verity_open(const struct boot_root *r)
 {
 	struct crypt_params_verity params = {.hash_area_offset = r->hash_offset};
@@ -158,7 +147,7 @@ static int verity_open(const struct boot_root *r)
 	}
 	if (hash_dev != r->dev && (ret = wait_for_path(hash_dev, ROOT_WAIT_MS)) < 0)
 		return log_err(ret, "root: verity hash device %s", hash_dev);
-	crypt_set_log_callback(NULL, cs_log, NULL);
+	disk_crypt_log_setup();
 	/* the metadata (verity superblock) device first, the data device second */
 	if ((ret = crypt_init_data_device(&cd, hash_dev, r->dev)) < 0)
 		return log_err(ret, "root: verity: opening %s and %s", hash_dev, r->dev);

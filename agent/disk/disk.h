@@ -33,6 +33,10 @@ struct luks2_info {
 	uint64_t hdr_size;
 };
 
+/* Routes libcryptsetup's messages (one process-wide callback) to our log at debug level;
+ * every user of libcryptsetup calls this first. */
+void disk_crypt_log_setup(void);
+
 /* Classifies the start of a disk (at least 4096 bytes; the whole header when it is LUKS2).
  * Returns an enum disk_state, or -EINVAL with one line in err naming the field when the
  * header is LUKS2 but fails the check (the caller must refuse the disk, not format it). */

@@ -41,10 +41,10 @@ static void cs_log(int level, const char *msg, void *usrptr)
 		return;
 	while (n && msg[n - 1] == '\n')
 		n--;
-	log_debug("disk: libcryptsetup: %.*s", (int)n, msg);
+	log_debug("libcryptsetup: %.*s", (int)n, msg);
 }
 
-static void cs_setup(void)
+void disk_crypt_log_setup(void)
 {
 	static int done;
 
@@ -156,7 +156,7 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 	int r;
 
 	memset(d, 0, sizeof *d);
-	cs_setup();
+	disk_crypt_log_setup();
 	if (strlen(path) >= sizeof d->path || (name && strlen(name) >= sizeof d->name))
 		return log_err(-ENAMETOOLONG, "disk: %s: name too long", path);
 	strcpy(d->path, path);

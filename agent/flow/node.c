@@ -28,9 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pb_decode.h>
+#include <pb_encode.h>
 #include <sodium.h>
 
 #include "boot/boot.h"
+#include "join.pb.h"
 #include "kube/kube.h"
 #include "net/net.h"
 #include "node.h"
@@ -142,25 +145,6 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 	return remove(p) < 0 ? -1 : 0;
 }
 
-/* First boot: a fresh filesystem on the new mapping (PID 1), or an emptied folder (host). */
-static int state_fs_new(struct node *n)
-{
-	int r;
-
-	if ((r = mkdir_parents(n->state, 0755)) < 0)
-		return log_err(r, "mkdir %s", n->state);
-	if (!n->c->pid1) {
-		if (nftw(n->state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
-			return log_err(-errno, "emptying %s", n->state);
-		return 0;
-	}
-	if ((r = disk_mkfs(n->c->mke2fs, "/dev/mapper/" DISK_MAPPING)) < 0)
-		return r;
-	if (mount("/dev/mapper/" DISK_MAPPING, n->state, "ext4", 0, NULL) < 0)
-		return log_err(-errno, "mounting /dev/mapper/%s at %s", DISK_MAPPING, n->state);
-	return 0;
-}
-
 static int state_fs_mount(struct node *n)
 {
 	int r;
@@ -171,6 +155,22 @@ static int state_fs_mount(struct node *n)
 		return log_err(r, "mkdir %s", n->state);
 	if (mount("/dev/mapper/" DISK_MAPPING, n->state, "ext4", 0, NULL) < 0)
 		return log_err(-errno, "mounting /dev/mapper/%s at %s", DISK_MAPPING, n->state);
+	return 0;
+}
+
+/* First boot: a fresh filesystem on the new mapping (PID 1), or an emptied folder (host). */
+static int state_fs_new(struct node *n)
+{
+	int r;
+
+	if (n->c->pid1)
+		return (r = disk_mkfs(n->c->mke2fs, "/dev/mapper/" DISK_MAPPING)) < 0
+			   ? r
+			   : state_fs_mount(n);
+	if ((r = mkdir_parents(n->state, 0755)) < 0)
+		return log_err(r, "mkdir %s", n->state);
+	if (nftw(n->state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
+		return log_err(-errno, "emptying %s", n->state);
 	return 0;
 }
 
@@ -307,13 +307,13 @@ static int round_child(struct node *n, int fd)
 		int r;
 
 		if (n->rejoin) {
-			/* IssueRejoinTicketRequest{1: disk_uuid} */
-			size_t ul = strlen(n->disk.uuid);
+			join_IssueRejoinTicketRequest rq = join_IssueRejoinTicketRequest_init_zero;
+			pb_ostream_t os = pb_ostream_from_buffer(req, sizeof req);
 
-			req[0] = 0x0a;
-			req[1] = (uint8_t)ul;
-			memcpy(req + 2, n->disk.uuid, ul);
-			len = ul + 2;
+			snprintf(rq.disk_uuid, sizeof rq.disk_uuid, "%s", n->disk.uuid);
+			if (!pb_encode(&os, join_IssueRejoinTicketRequest_fields, &rq))
+				return 1;
+			len = os.bytes_written;
 			log_info("rejoin: IssueRejoinTicket at %s (disk %s)", eps[i], n->disk.uuid);
 			r = flow_call(eps[i], c->issuer, "/join.API/IssueRejoinTicket", req, len,
 				      c->call_timeout_ms, &res);
@@ -477,29 +477,25 @@ static void take_ticket(struct node *n)
 
 static void take_rejoin(struct node *n)
 {
-	const uint8_t *resp;
+	join_IssueRejoinTicketResponse resp = join_IssueRejoinTicketResponse_init_zero;
+	const uint8_t *buf;
 	uint32_t len;
 	size_t off = 1;
-	/* IssueRejoinTicketResponse{1: state_disk_key, 2: measurement_secret}, 32 bytes each */
-	int got = 0;
+	pb_istream_t is;
 
-	if (get_block(n, &off, &resp, &len) < 0)
+	if (get_block(n, &off, &buf, &len) < 0)
 		return;
-	for (size_t i = 0; i + 2 <= len;) {
-		uint8_t tag = resp[i], l = resp[i + 1];
-
-		if (l != 32 || i + 2 + l > len || (tag != 0x0a && tag != 0x12))
-			break;
-		memcpy(tag == 0x0a ? n->disk_key : n->msecret, resp + i + 2, 32);
-		got |= tag == 0x0a ? 1 : 2;
-		i += 2 + l;
-	}
-	if (got != 3) {
+	is = pb_istream_from_buffer(buf, len);
+	if (!pb_decode(&is, join_IssueRejoinTicketResponse_fields, &resp) ||
+	    resp.state_disk_key.size != 32 || resp.measurement_secret.size != 32) {
 		log_error("rejoin: the response does not hold two 32-byte keys");
-		return;
+	} else {
+		memcpy(n->disk_key, resp.state_disk_key.bytes, 32);
+		memcpy(n->msecret, resp.measurement_secret.bytes, 32);
+		n->won = WON_REJOIN;
+		n->srv.stop = 1;
 	}
-	n->won = WON_REJOIN;
-	n->srv.stop = 1;
+	secret_wipe(&resp, sizeof resp);
 }
 
 static void child_ready(struct node *n, short revents)

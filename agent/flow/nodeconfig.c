@@ -52,17 +52,22 @@ static int get(const char *cmdline, const char *key, struct arena *a, const char
 	return 1;
 }
 
-static int number(const char *key, const char *v, long lo, long hi, long *out, char *err,
-		  size_t errlen)
+/* A number in lo..hi for key: 1 with it in *out, 0 when the key is absent, or -EINVAL. */
+static int get_number(const char *cmdline, const char *key, struct arena *a, long lo, long hi,
+		      long *out, char *err, size_t errlen)
 {
+	const char *v = NULL;
 	char *end;
+	int r = get(cmdline, key, a, &v, err, errlen);
 
+	if (r <= 0)
+		return r;
 	errno = 0;
 	*out = strtol(v, &end, 10);
 	if (errno || end == v || *end || *out < lo || *out > hi)
 		return errbuf_set(err, errlen, "command line: %s=%.32s is not a number in %ld..%ld",
 				  key, v, lo, hi);
-	return 0;
+	return 1;
 }
 
 static int is_hex(const char *s)
@@ -133,28 +138,19 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 	GET("constel.debug", v);
 	if (v)
 		c->log_level = -1;
-	v = NULL;
-	GET("constel.v", v);
-	if (v) {
-		if ((r = number("constel.v", v, -1, 2, &num, err, errlen)) < 0)
-			return r;
+	if ((r = get_number(cmdline, "constel.v", &a, -1, 2, &num, err, errlen)) < 0)
+		return r;
+	if (r)
 		c->log_level = (int)num;
-	}
-	v = NULL;
-	GET("constel.reboot-delay", v);
-	if (v) {
-		if ((r = number("constel.reboot-delay", v, 0, 3600, &num, err, errlen)) < 0)
-			return r;
+	if ((r = get_number(cmdline, "constel.reboot-delay", &a, 0, 3600, &num, err, errlen)) < 0)
+		return r;
+	if (r)
 		c->reboot_delay_s = (int)num;
-	}
-	v = NULL;
-	GET("constel.verity.hashoffset", v);
-	if (v) {
-		if ((r = number("constel.verity.hashoffset", v, 0, 1L << 40, &num, err, errlen)) <
-		    0)
-			return r;
+	if ((r = get_number(cmdline, "constel.verity.hashoffset", &a, 0, 1L << 40, &num, err,
+			    errlen)) < 0)
+		return r;
+	if (r)
 		c->verity_hashoffset = (uint64_t)num;
-	}
 	v = NULL;
 	GET("constel.disk-kdf", v);
 	if (v && disk_kdf_parse(v, &c->kdf) < 0)

@@ -52,20 +52,23 @@ node() {
 	local name=$1
 	shift
 	[ -e "$work/$name.img" ] || truncate -s 64M "$work/$name.img"
+	node_log=$work/$name.log
+	node_from=$(($(cat "$node_log" 2>/dev/null | wc -l) + 1)) # this run's first log line
 	"$agent" --tpm "$tpm" node --root "$work/$name" --state-disk "$work/$name.img" \
 		--kubeadm "$work/kubeadm-test-double" --init-port 0 --recover-port 0 --interval 2 \
 		--timeout 10 "$@" >>"$work/$name.stdout" 2>>"$work/$name.log" &
 	node_pid=$!
 }
 
-# wait_pid PID SECONDS: the exit status, or 124 after killing it.
-wait_pid() {
-	for _ in $(seq $(($2 * 10))); do
-		kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }
+# recovery_port: the port this run of node() logged for its recovery server (up to 5 s)
+recovery_port() {
+	for _ in $(seq 50); do
+		port=$(tail -n +"$node_from" "$node_log" |
+			sed -n 's/.*recovery server listening on .* (port \([0-9]*\)).*/\1/p')
+		[ -n "$port" ] && return 0
 		sleep 0.1
 	done
-	kill -9 "$1" 2>/dev/null
-	return 124
+	return 1
 }
 
 token() { cryptsetup luksDump --dump-json-metadata "$1" 2>/dev/null |
@@ -203,12 +206,7 @@ t=node_host_recover_by_constel_recover
 boot
 node cp0 --name control-plane-0 --role control-plane --ip 10.42.1.100 --join "127.0.0.1:$closed"
 pid=$node_pid
-port=$(sed -n 's/.*recovery server listening on .* (port \([0-9]*\)).*/\1/p' "$work/cp0.log" | tail -1)
-for _ in $(seq 50); do
-	[ -n "$port" ] && break
-	sleep 0.1
-	port=$(sed -n 's/.*recovery server listening on .* (port \([0-9]*\)).*/\1/p' "$work/cp0.log" | tail -1)
-done
+recovery_port
 out=$(cd "$work/ws" && "$tools/constel-recover" --endpoint "127.0.0.1:$port" --measurements "$work/m.json" 2>&1)
 rc=$?
 wait_pid $pid 30
@@ -223,16 +221,9 @@ fi
 t=node_host_wrong_recovery_key_reboots_without_touching_the_disk
 boot
 "$tools/constel-init" --workspace "$work/ws-other" prepare >/dev/null
-: >"$work/cp0.log.2"
 node cp0 --name control-plane-0 --role control-plane --ip 10.42.1.100 --join "127.0.0.1:$closed"
 pid=$node_pid
-sleep 1
-port=
-for _ in $(seq 50); do
-	port=$(sed -n 's/.*recovery server listening on .* (port \([0-9]*\)).*/\1/p' "$work/cp0.log" | tail -1)
-	[ -n "$port" ] && kill -0 $pid 2>/dev/null && break
-	sleep 0.1
-done
+recovery_port
 before=$(sha256sum <"$work/cp0.img")
 (cd "$work/ws-other" && "$tools/constel-recover" --endpoint "127.0.0.1:$port" --measurements "$work/m.json" >/dev/null 2>&1)
 wait_pid $pid 30
@@ -286,17 +277,6 @@ rc=$?
 
 # ---- against the Go peer: its join service, its CLI init and recover steps ----
 peer=$(tests/interop/build-atlspeer.sh) || peer=
-start_peer() {
-	local name=$1
-	shift
-	"$peer" "$@" >"$work/$name.out" 2>&1 &
-	for _ in $(seq 50); do
-		pport=$(awk '/^LISTEN/{print $2}' "$work/$name.out")
-		[ -n "$pport" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 t=node_host_join_against_the_go_join_service
 if [ -z "$peer" ]; then
 	fail $t "atlspeer did not build"
@@ -340,12 +320,7 @@ t=node_host_recover_by_the_go_cli
 if [ -n "$peer" ]; then
 	node gi --attestation dummy --name control-plane-0 --role control-plane --ip 10.42.1.100 --join "127.0.0.1:$closed"
 	pid=$node_pid
-	port=
-	for _ in $(seq 50); do
-		port=$(sed -n 's/.*recovery server listening on .* (port \([0-9]*\)).*/\1/p' "$work/gi.log" | tail -1)
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
+	recovery_port
 	"$peer" recover-client --addr "127.0.0.1:$port" >"$work/gorec.out" 2>&1
 	rc1=$?
 	wait_pid $pid 30

@@ -16,19 +16,6 @@ cluster_id_zero=823267d1276b940d1f04b9fac150721f196bf1090e125684d4efd8416a691588
 
 mode() { stat -c %a "$1"; }
 
-# start_peer NAME ARGS...: runs atlspeer in the background, waits for its LISTEN line.
-start_peer() {
-	local name=$1
-	shift
-	"$peer" "$@" >"$work/$name.out" 2>&1 &
-	for _ in $(seq 50); do
-		port=$(awk '/^LISTEN/{print $2}' "$work/$name.out")
-		[ -n "$port" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # start_agent NAME ARGS...: runs the agent in the background, waits for its listening line.
 start_agent() {
 	local name=$1
@@ -38,22 +25,12 @@ start_agent() {
 	port=$(logged_port "$work/$name.log")
 }
 
-# wait_pid PID SECONDS: the exit status, or 124 after killing it.
-wait_pid() {
-	for _ in $(seq $(($2 * 10))); do
-		kill -0 "$1" 2>/dev/null || { wait "$1"; return $?; }
-		sleep 0.1
-	done
-	kill -9 "$1" 2>/dev/null
-	return 124
-}
-
 # ---- join and rejoin against the Go join service ----
 t=interop_agent_join_against_go_join_service
 uuid=0B3E9C3A-8E6F-4C1E-9D2B-5A7F00000001
 lower=$(tr A-F a-f <<<"$uuid")
 if start_peer join join-server &&
-	"$agent" join --endpoint "127.0.0.1:$port" --name worker-1 --role worker --disk-uuid "$uuid" \
+	"$agent" join --endpoint "127.0.0.1:$pport" --name worker-1 --role worker --disk-uuid "$uuid" \
 		--ip 10.42.0.2 --ssh-host-key "$work/ssh_host_key" --out "$work/join" \
 		--attestation dummy 2>"$work/join.log"; then
 	sleep 0.3
@@ -78,7 +55,7 @@ else
 fi
 
 t=interop_agent_join_refuses_to_overwrite_a_ticket
-if start_peer join2 join-server && ! "$agent" join --endpoint "127.0.0.1:$port" --name worker-1 \
+if start_peer join2 join-server && ! "$agent" join --endpoint "127.0.0.1:$pport" --name worker-1 \
 	--role worker --disk-uuid "$uuid" --ssh-host-key "$work/ssh_host_key" --out "$work/join" \
 	--attestation dummy 2>"$work/join2.log" && grep -q 'File exists' "$work/join2.log"; then
 	pass $t
@@ -88,7 +65,7 @@ fi
 
 t=interop_agent_rejoin_against_go_join_service
 if start_peer rejoin join-server &&
-	"$agent" rejoin --endpoint "127.0.0.1:$port" --disk-uuid "$uuid" --out "$work/rejoin" \
+	"$agent" rejoin --endpoint "127.0.0.1:$pport" --disk-uuid "$uuid" --out "$work/rejoin" \
 		--attestation dummy 2>"$work/rejoin.log" &&
 	[ "$(hexof "$work/rejoin/state_disk_key")" = "$(printf 'key-%s' "$lower" | sha256sum | cut -c1-64)" ] &&
 	[ "$(hexof "$work/rejoin/measurement_secret")" = "$(printf '42%.0s' $(seq 32))" ]; then
@@ -99,7 +76,7 @@ fi
 
 t=interop_agent_join_reports_internal_from_go
 if start_peer fail join-server --fail &&
-	! "$agent" join --endpoint "127.0.0.1:$port" --name w --role worker --disk-uuid "$uuid" \
+	! "$agent" join --endpoint "127.0.0.1:$pport" --name w --role worker --disk-uuid "$uuid" \
 		--ssh-host-key "$work/ssh_host_key" --out "$work/fail" --attestation dummy 2>"$work/fail.log" &&
 	grep -q 'code = 13 desc = getting data key: key service unavailable' "$work/fail.log" &&
 	[ ! -e "$work/fail/state_disk_key" ]; then
@@ -121,7 +98,7 @@ fi
 t=interop_agent_join_deadline_against_slow_go_server
 start=$(date +%s%N)
 if start_peer slow join-server --delay 4s &&
-	! "$agent" join --endpoint "127.0.0.1:$port" --name w --role worker --disk-uuid "$uuid" \
+	! "$agent" join --endpoint "127.0.0.1:$pport" --name w --role worker --disk-uuid "$uuid" \
 		--ssh-host-key "$work/ssh_host_key" --out "$work/slow" --timeout 1 --attestation dummy \
 		2>"$work/slow.log" && grep -q 'code = 4 ' "$work/slow.log" &&
 	[ $((($(date +%s%N) - start) / 1000000)) -lt 3500 ]; then

@@ -60,16 +60,7 @@ PY
 refuses interop_go_refuses_a_document_not_in_go_encoding "not byte-identical" "$work/order.json"
 
 t=interop_agent_joins_go_join_service_attested_with_qemu_vtpm
-start_peer() {
-	"$peer" join-server >"$work/join.out" 2>&1 &
-	for _ in $(seq 50); do
-		jport=$(awk '/^LISTEN/{print $2}' "$work/join.out")
-		[ -n "$jport" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-if start_peer && "$agent" -v -1 --tpm "$tpm" join --endpoint "127.0.0.1:$jport" --name worker-1 --role worker \
+if start_peer join join-server && "$agent" -v -1 --tpm "$tpm" join --endpoint "127.0.0.1:$pport" --name worker-1 --role worker \
 	--disk-uuid 0b3e9c3a-8e6f-4c1e-9d2b-5a7f00000001 --ssh-host-key "$work/ssh_key" --out "$work/ticket" \
 	2>"$work/join.log" && [ -s "$work/ticket/state_disk_key" ]; then
 	pass $t

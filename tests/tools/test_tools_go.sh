@@ -19,17 +19,6 @@ print(hmac.new(prk, info + b"\x01", hashlib.sha256).hexdigest())
 PY
 }
 ms() { python3 -c "import base64,json,sys; print(base64.b64decode(json.load(open(sys.argv[1]))[sys.argv[2]]).hex())" "$work/ws/constellation-mastersecret.json" "$1"; }
-start_peer() { # start_peer NAME ARGS...: sets pport
-	local name=$1
-	shift
-	"$peer" "$@" >"$work/$name.out" 2>&1 &
-	for _ in $(seq 50); do
-		pport=$(awk '/^LISTEN/{print $2}' "$work/$name.out")
-		[ -n "$pport" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 "$tools/constel-init" --workspace "$work/ws" prepare >/dev/null
 key=$(ms key)
 salt=$(ms salt)
