@@ -11,8 +11,8 @@ VERSION := $(shell cat VERSION)
 
 ifndef DEPS
 
-.PHONY: all test run bench fuzz agent tools prepare clean
-all test run bench fuzz agent tools: prepare
+.PHONY: all test run bench fuzz agent tools initrd prepare clean
+all test run bench fuzz agent tools initrd: prepare
 	@$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $@
 
 prepare:
@@ -186,12 +186,22 @@ $(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
 test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
-test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/bench/join_bench
+test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
+		$(BUILD)/initrd.img $(BUILD)/bench/join_bench
 	@tests/run.sh
 
-# Until the QEMU boot exists (issue 8) there is nothing to run; say so rather than pretend.
-run: agent
-	@qemu-tests/run-main.sh
+# The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
+# agent as PID 1 (qemu-tests/run-main.sh).
+run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img
+	@BUILD=$(BUILD) qemu-tests/run-main.sh
+
+# ---- the agent's initrd (initrd/build.sh): the stripped agent as /init, the static mke2fs,
+# the modules of initrd/modules.txt for the kernel the QEMU tests boot; gzip, reproducible.
+.PHONY: initrd
+initrd: $(BUILD)/initrd.img
+$(BUILD)/initrd.img: $(BUILD)/constel-agent.stripped $(DEPS)/sbin/mke2fs initrd/mkinitrd.py \
+		initrd/build.sh initrd/modules.txt
+	BUILD=$(BUILD) DEPS=$(DEPS) initrd/build.sh $@
 
 # Host tools: static musl programs on the agent's library, like the agent.
 $(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
@@ -209,7 +219,8 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk
+bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
+		$(BUILD)/initrd.img
 	@tests/bench/size.sh $(BUILD)
 	@echo
 	@tests/bench/join-latency.sh $(BUILD)
@@ -217,6 +228,8 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk
 	@tests/bench/joinservice.sh $(BUILD)
 	@echo
 	@tests/bench/disk-vm.sh $(BUILD)
+	@echo; tests/bench/initrd.sh $(BUILD)
+	@echo; tests/bench/boot-vm.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build

@@ -18,6 +18,7 @@ reaped by PID on every path, and die with this process even if it is SIGKILLed.
 """
 import argparse
 import ctypes
+import ipaddress
 import json
 import os
 import re
@@ -96,10 +97,21 @@ def check_net_rules(ap, a):
     for h in a.hostfwd:
         if not re.match(r"(tcp|udp):127\.0\.0\.1:\d+-", h):
             ap.error("--hostfwd must listen on 127.0.0.1: %r" % h)
+    try:
+        net = ipaddress.ip_network(a.net)
+        if a.dhcp_start and ipaddress.ip_address(a.dhcp_start) not in net:
+            ap.error("--dhcp-start %s is outside --net %s" % (a.dhcp_start, a.net))
+    except ValueError as e:
+        ap.error("--net/--dhcp-start: %s" % e)
+    if not net.is_private:
+        ap.error("--net must be a private range: %s" % a.net)
     for g in a.net_guestfwd:
-        # cmd: is the only form that serves more than one connection (notes §7).
-        if not re.match(r"tcp:10\.0\.2\.\d+:\d+-cmd:", g):
-            ap.error("--net-guestfwd must be tcp:10.0.2.X:PORT-cmd:COMMAND: %r" % g)
+        # cmd: is the only form that serves more than one connection (notes §7); the address
+        # must be inside the guest's own slirp network (the rest of the world stays closed).
+        m = re.match(r"tcp:(\d+\.\d+\.\d+\.\d+):\d+-cmd:", g)
+        if not m or ipaddress.ip_address(m.group(1)) not in net:
+            ap.error("--net-guestfwd must be tcp:ADDR:PORT-cmd:COMMAND with ADDR in %s: %r"
+                     % (a.net, g))
 
 
 def start_swtpm(a, tmp, summary, procs):
@@ -144,7 +156,10 @@ def qemu_command(a, k):
         cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe" % (d, i),
                 "-device", "virtio-blk-pci,drive=d%d" % i]
     if a.net_guestfwd or a.hostfwd:  # else no NIC at all: -nodefaults adds none
-        cmd += ["-netdev", ",".join(["user,id=n0,restrict=on"] + ["hostfwd=" + h for h in a.hostfwd]
+        user = ["user,id=n0,restrict=on", "net=" + a.net]
+        if a.dhcp_start:
+            user.append("dhcpstart=" + a.dhcp_start)
+        cmd += ["-netdev", ",".join(user + ["hostfwd=" + h for h in a.hostfwd]
                                     + ["guestfwd=" + g for g in a.net_guestfwd]),
                 "-device", "virtio-net-pci,netdev=n0"]
     return cmd
@@ -207,7 +222,7 @@ def watch(qemu, a, t0, summary, log):
                     note("kernel failure: " + line)
                     return 2
                 continue  # after INIT_DONE the results are in: only the poweroff is failing
-            if "@@INIT_START" in line and summary["init_start_s"] is None:
+            if a.start_on.search(line) and summary["init_start_s"] is None:
                 summary["init_start_s"] = round(t, 3)
             m = RESULT.search(line)
             if m:
@@ -249,6 +264,11 @@ def main():
     ap.add_argument("--net-guestfwd", action="append", default=[],
                     help="tcp:10.0.2.X:PORT-cmd:socat STDIO TCP:127.0.0.1:P")
     ap.add_argument("--hostfwd", action="append", default=[], help="tcp:127.0.0.1:P-:GUESTPORT")
+    ap.add_argument("--net", default="10.0.2.0/24",
+                    help="the slirp network (guestfwd addresses must be inside it)")
+    ap.add_argument("--dhcp-start", help="the first address slirp's DHCP hands out")
+    ap.add_argument("--start-on", type=regex, default=re.compile("@@INIT_START"),
+                    metavar="REGEX", help="the line that counts as @@INIT_START")
     ap.add_argument("--memory", type=int, default=512, help="MB")
     a = ap.parse_args()
     check_net_rules(ap, a)

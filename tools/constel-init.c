@@ -3,7 +3,8 @@
  *     makes the master secret (constellation-mastersecret.json), the init secret
  *     (init-secret, hex) and its bcrypt hash (init-secret.bcrypt, for the metadata server)
  *   constel-init [--workspace DIR] apply --endpoint HOST:PORT [--measurements FILE]
- *     [--attestation V] [--kubernetes-version V] [--cluster-name N] [--timeout S]
+ *     [--attestation V] [--kubernetes-version V] [--cluster-name N] [--components FILE]
+ *     [--timeout S]
  *     sends InitRequest to the node's init server after validating its attestation, holds the
  *     CLI's stream rules, writes constellation-admin.conf and measurement-salt (hex, for the
  *     JoinService) and prints the cluster ID in hex.
@@ -13,6 +14,7 @@
 
 #include "deps_versions.h"
 #include "flow/flow.h"
+#include "components.h"
 #include "init.pb.h"
 #include "net/net.h"
 #include "tool.h"
@@ -21,14 +23,16 @@ static const char usage[] =
     "usage: constel-init [--workspace DIR] prepare\n"
     "       constel-init [--workspace DIR] apply --endpoint HOST:PORT [--measurements FILE]\n"
     "                    [--attestation qemu-vtpm|dummy] [--kubernetes-version V]\n"
-    "                    [--cluster-name N] [--timeout S]\n"
+    "                    [--cluster-name N] [--components FILE] [--timeout S]\n"
     "\n"
     "prepare writes constellation-mastersecret.json, init-secret and init-secret.bcrypt (for\n"
     "the metadata server) into the workspace (default .). apply initialises the node at\n"
     "HOST:PORT (its init server, port 9000): it checks the node's attestation, sends the master\n"
     "secret, a fresh measurement salt and the init secret, writes constellation-admin.conf and\n"
     "prints the cluster ID. It retries every 30 s only while the node cannot be reached, for\n"
-    "at most --timeout seconds (default 3600); a refused attestation is final.\n"
+    "at most --timeout seconds (default 3600); a refused attestation is final. --components:\n"
+    "the Kubernetes components the node installs, a JSON array of {url, hash, install_path,\n"
+    "extract} (as the join service's).\n"
     "Exit codes: 0 done, 1 failed (the last line says why), 2 wrong command line.\n";
 
 static char ws[3000];
@@ -207,21 +211,19 @@ static char *fix_kubeconfig(const uint8_t *in, size_t len, const char *endpoint,
 static int apply(int argc, char **argv)
 {
 	const char *endpoint = NULL, *mpath = NULL, *variant = "qemu-vtpm", *k8s = "v1.32.9",
-		   *name = "constellation", *timeout = "3600";
+		   *name = "constellation", *timeout = "3600", *comps = NULL;
 	struct opt opts[] = {
-	    {"endpoint", &endpoint, 1},
-	    {"measurements", &mpath, 0},
-	    {"attestation", &variant, 0},
-	    {"kubernetes-version", &k8s, 0},
-	    {"cluster-name", &name, 0},
-	    {"timeout", &timeout, 0},
-	    {NULL, NULL, 0},
+	    {"endpoint", &endpoint, 1},	  {"measurements", &mpath, 0},
+	    {"attestation", &variant, 0}, {"kubernetes-version", &k8s, 0},
+	    {"cluster-name", &name, 0},	  {"timeout", &timeout, 0},
+	    {"components", &comps, 0},	  {NULL, NULL, 0},
 	};
 	init_InitRequest *req = calloc(1, sizeof *req);
 	struct measurements m;
 	struct atls_validator v;
 	struct atls_config cfg = {.validators = &v, .n_validators = 1};
 	struct stream st = {0};
+	json_object *components = NULL;
 	uint8_t key[32], salt[32], *buf = NULL;
 	char err[300], *secret = NULL, hex[66];
 	size_t len, slen;
@@ -251,6 +253,10 @@ static int apply(int argc, char **argv)
 		log_error("%s", err[0] ? err : "init secret missing: run prepare first");
 		goto out;
 	}
+	if (comps && !(components = tool_components_load(comps)))
+		goto out;
+	req->kubernetes_components.funcs.encode = tool_components_encode;
+	req->kubernetes_components.arg = components;
 	kms_uri(key, salt, req->kms_uri, sizeof req->kms_uri);
 	strcpy(req->storage_uri, "storage://no-store");
 	req->measurement_salt.size = 32;
@@ -332,6 +338,7 @@ out:
 	secret_wipe(req, sizeof *req);
 	free(req);
 	free(st.kubeconfig);
+	json_object_put(components);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include "join.pb.h"
 #include "kube/kube.h"
 #include "net/net.h"
+#include "components.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -156,29 +157,6 @@ static bool put_files(pb_ostream_t *os, const pb_field_t *f, void *const *arg)
 	return true;
 }
 
-static bool put_components(pb_ostream_t *os, const pb_field_t *f, void *const *arg)
-{
-	(void)arg;
-	for (size_t i = 0; js.components && i < json_object_array_length(js.components); i++) {
-		json_object *o = json_object_array_get_idx(js.components, i), *v;
-		components_Component c = components_Component_init_zero;
-
-		if (json_object_object_get_ex(o, "url", &v))
-			snprintf(c.url, sizeof c.url, "%s", json_object_get_string(v));
-		if (json_object_object_get_ex(o, "hash", &v))
-			snprintf(c.hash, sizeof c.hash, "%s", json_object_get_string(v));
-		if (json_object_object_get_ex(o, "install_path", &v))
-			snprintf(c.install_path, sizeof c.install_path, "%s",
-				 json_object_get_string(v));
-		if (json_object_object_get_ex(o, "extract", &v))
-			c.extract = json_object_get_boolean(v);
-		if (!pb_encode_tag_for_field(os, f) ||
-		    !pb_encode_submessage(os, components_Component_fields, &c))
-			return false;
-	}
-	return true;
-}
-
 static void answer(struct grpc_stream *s, const pb_msgdesc_t *fields, const void *msg)
 {
 	size_t len;
@@ -304,7 +282,8 @@ static void issue_join(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, 
 		}
 		resp->control_plane_files.funcs.encode = put_files;
 	}
-	resp->kubernetes_components.funcs.encode = put_components;
+	resp->kubernetes_components.funcs.encode = tool_components_encode;
+	resp->kubernetes_components.arg = js.components;
 	answer(s, join_IssueJoinTicketResponse_fields, resp);
 	log_info("IssueJoinTicket: ticket issued for %s", csr.cn + 12);
 out:
@@ -357,7 +336,7 @@ int main(int argc, char **argv)
 	    {"token", &js.token, 0},	     {NULL, NULL, 0},
 	};
 	uint8_t key[32], salt[32];
-	char err[300], *ct = NULL, *kt = NULL, *st = NULL, *text;
+	char err[300], *ct = NULL, *kt = NULL, *st = NULL;
 	size_t cl, kl, sl, n;
 	int r;
 
@@ -406,11 +385,8 @@ int main(int argc, char **argv)
 	free(kt);
 	free(ct);
 	if (comps) {
-		if (tool_read_file(comps, &text, &n) < 0 ||
-		    !(js.components = json_tokener_parse(text)) ||
-		    !json_object_is_type(js.components, json_type_array))
-			return log_error("%s: not a JSON array", comps), EXIT_FAILURE_RUN;
-		free(text);
+		if (!(js.components = tool_components_load(comps)))
+			return EXIT_FAILURE_RUN;
 	}
 	js.srv.lfd = tcp_listen_on(listen, err, sizeof err);
 	if (js.srv.lfd < 0)

@@ -133,15 +133,18 @@ void atls_free(struct atls_conn *c)
 static void engine_closed(struct atls_conn *c)
 {
 	int err = br_ssl_engine_last_error(c->eng);
-	char detail[64];
+	char detail[96];
 
 	if (err == BR_ERR_OK) {
 		set_error(c, "%s", "connection closed by peer");
 		return;
 	}
 	if (err >= BR_ERR_RECV_FATAL_ALERT && err < BR_ERR_RECV_FATAL_ALERT + 256)
-		snprintf(detail, sizeof detail, "peer sent fatal alert %d",
-			 err - BR_ERR_RECV_FATAL_ALERT);
+		snprintf(detail, sizeof detail, "peer sent fatal alert %d%s",
+			 err - BR_ERR_RECV_FATAL_ALERT,
+			 err - BR_ERR_RECV_FATAL_ALERT == 42 || err - BR_ERR_RECV_FATAL_ALERT == 46
+			     ? " (it refused our certificate or attestation)"
+			     : "");
 	else if (err >= BR_ERR_SEND_FATAL_ALERT && err < BR_ERR_SEND_FATAL_ALERT + 256)
 		snprintf(detail, sizeof detail, "we sent fatal alert %d",
 			 err - BR_ERR_SEND_FATAL_ALERT);
@@ -220,9 +223,13 @@ static int pump(struct atls_conn *c, int read)
 				return 0;
 			}
 			if (n == 0) {
+				/* a peer that refuses our attestation just hangs up (Go sends an
+				 * alert first): say what that usually means */
 				set_error(c, "%s",
-					  c->established ? "connection closed by peer"
-							 : "handshake: connection closed by peer");
+					  c->established
+					      ? "connection closed by peer"
+					      : "handshake: connection closed by peer (did "
+						"it refuse our attestation?)");
 				return -ECONNRESET;
 			}
 			if (n < 0) {

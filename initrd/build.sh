@@ -1,0 +1,44 @@
+#!/bin/bash
+# The agent's initrd: the stripped static agent as /init, the static mke2fs of the dependency
+# build as /sbin/mke2fs, and the kernel modules of initrd/modules.txt for the kernel the QEMU
+# tests boot (qemu-tests/kernel.sh), or for the kernel inside an OS image tree (--module-root,
+# used by image/mkosi.finalize). Prints the size table by part.
+#   initrd/build.sh OUT [--compress gzip|zstd] [--module-root DIR]
+# BUILD (default build) names the build directory, DEPS the dependency prefix (default: the
+# one recorded in $BUILD/deps-prefix).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+die() { echo "initrd/build.sh: $*" >&2; exit 1; }
+usage="usage: initrd/build.sh OUT [--compress gzip|zstd] [--module-root DIR]"
+
+out=${1:-}
+[ -n "$out" ] && [ "${out#-}" = "$out" ] || die "$usage"
+shift
+compress=gzip root=/
+while [ $# -gt 0 ]; do
+	[ $# -ge 2 ] || die "$1 needs a value; $usage"
+	case $1 in
+	--compress) compress=$2 ;;
+	--module-root) root=$2 ;;
+	*) die "unknown argument '$1'; $usage" ;;
+	esac
+	shift 2
+done
+BUILD=${BUILD:-build}
+DEPS=${DEPS:-$(cat "$BUILD/deps-prefix" 2>/dev/null || true)}
+agent=$BUILD/constel-agent.stripped
+mke2fs=$DEPS/sbin/mke2fs
+[ -x "$agent" ] || die "$agent is missing (make agent)"
+[ -n "$DEPS" ] && [ -x "$mke2fs" ] || die "no static mke2fs at '$mke2fs' (set DEPS, or run make once)"
+
+if [ "$root" = / ]; then
+	eval "$("$here/../qemu-tests/kernel.sh")"
+else
+	# An image carries exactly one kernel (mkosi installs linux-image-amd64).
+	KVER=$(ls "$root/lib/modules" 2>/dev/null) || true
+	[ -n "$KVER" ] && [ "$(echo "$KVER" | wc -l)" = 1 ] ||
+		die "want exactly one kernel in $root/lib/modules, found: ${KVER:-none}"
+fi
+modules=$(grep -v '^#' "$here/modules.txt" | tr -s ' \n' ' ')
+python3 "$here/mkinitrd.py" "$out" --init "$agent" --kver "$KVER" --module-root "$root" \
+	--modules "$modules" --file "$mke2fs:/sbin/mke2fs" --compress "$compress" --sizes

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""The project's one initramfs writer: a newc cpio archive written directly, so that the same
+inputs give the same bytes on any machine (sorted names, inode numbers 1..n in that order, owner
+0:0, fixed modes, every mtime SOURCE_DATE_EPOCH, device numbers 0), then gzip or zstd at fixed
+settings. The guest has no modprobe, so the kernel modules come with everything they depend on
+and /etc/modules.list names them in load order (agent/boot/modules.c reads it).
+
+  mkinitrd.py OUT --init BIN --kver KVER [--modules "name ..."] [--file SRC:/DEST]...
+              [--module-root DIR] [--compress gzip|zstd|none] [--sizes]
+"""
+import argparse
+import gzip
+import io
+import os
+import stat
+import subprocess
+import sys
+
+# Mount points /init needs: the kernel's built-in initramfs has only /dev and /root.
+MOUNT_POINTS = ["/bin", "/dev", "/etc", "/proc", "/run", "/sbin", "/sys", "/tmp"]
+MODULES_LIST = "/etc/modules.list"
+GZIP_LEVEL = 9
+# -19 is what ../shared/notes/qemu.md booted; one thread, because zstd's multithreaded output
+# is framed differently and ZSTD_NBTHREADS in the environment must not change the bytes.
+ZSTD_ARGS = ["zstd", "-q", "-19", "-T1", "-c"]
+
+
+def die(msg):
+    sys.exit("mkinitrd: " + msg)
+
+
+class Tree:
+    """The archive's entries by path ("/a/b"): ("dir",), ("file", bytes, mode, part) or
+    ("link", target, part)."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def add_dir(self, path):
+        while path != "/" and path not in self.entries:
+            self.entries[path] = ("dir",)
+            path = os.path.dirname(path)
+
+    def add_file(self, path, data, mode, part):
+        if path in self.entries:
+            die("%s is given twice" % path)
+        self.add_dir(os.path.dirname(path))
+        self.entries[path] = ("file", data, mode, part)
+
+    def add_link(self, path, target, part):
+        if path in self.entries:
+            die("%s is given twice" % path)
+        self.add_dir(os.path.dirname(path))
+        self.entries[path] = ("link", target.encode(), part)
+
+
+def read_file(path, what):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        die("%s: %s: %s" % (what, path, e.strerror))
+
+
+def resolve_modules(names, kver, root):
+    """modprobe's "insmod PATH" lines, dependencies first, in the order the names are given;
+    shared dependencies keep their first place. Returns [(host path, path in the archive)]."""
+    seen, order = set(), []
+    for name in names:
+        where = ["-d", root] if root != "/" else []
+        r = subprocess.run(["modprobe"] + where + ["-S", kver, "--show-depends", name],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["modprobe failed"])[-1]
+            die("module %s (kernel %s): %s" % (name, kver, why.replace("modprobe: FATAL: ", "")))
+        for line in r.stdout.splitlines():
+            words = line.split()
+            if len(words) < 2 or words[0] != "insmod":  # "builtin NAME": nothing to load
+                continue
+            host = words[1]
+            inside = "/" + host[len(root):].lstrip("/") if root != "/" else host
+            if not inside.endswith(".ko"):
+                die("module %s: %s is compressed; this kernel loads plain .ko only "
+                    "(../shared/notes/qemu.md §2)" % (name, inside))
+            if inside not in seen:
+                seen.add(inside)
+                order.append((host, inside))
+    return order
+
+
+def newc_header(ino, mode, nlink, mtime, size, namesize):
+    # magic, ino, mode, uid, gid, nlink, mtime, filesize, devmajor, devminor, rdevmajor,
+    # rdevminor, namesize, check
+    fields = [ino, mode, 0, 0, nlink, mtime, size, 0, 0, 0, 0, namesize, 0]
+    return b"070701" + b"".join(b"%08X" % v for v in fields)
+
+
+def pad4(n):
+    return (4 - n % 4) % 4
+
+
+def write_cpio(tree, mtime):
+    """The archive's bytes and the bytes each part contributes (its data; headers, names and
+    padding count as "cpio overhead")."""
+    out = io.BytesIO()
+    sizes = {}
+    paths = sorted(tree.entries, key=lambda p: p.encode())  # a parent sorts before its children
+    subdirs = {}
+    for p in paths:
+        if tree.entries[p][0] == "dir":
+            parent = os.path.dirname(p)
+            subdirs[parent] = subdirs.get(parent, 0) + 1
+
+    def emit(ino, mode, nlink, name, data):
+        name = name.encode() + b"\0"
+        hdr = newc_header(ino, mode, nlink, mtime, len(data), len(name))
+        out.write(hdr + name + b"\0" * pad4(len(hdr) + len(name)))
+        out.write(data + b"\0" * pad4(len(data)))
+        return len(hdr) + len(name) + pad4(len(hdr) + len(name)) + pad4(len(data))
+
+    overhead = 0
+    for ino, p in enumerate(paths, start=1):
+        e = tree.entries[p]
+        if e[0] == "dir":
+            mode = stat.S_IFDIR | (0o1777 if p == "/tmp" else 0o755)
+            overhead += emit(ino, mode, 2 + subdirs.get(p, 0), p[1:], b"")
+        elif e[0] == "file":
+            overhead += emit(ino, stat.S_IFREG | e[2], 1, p[1:], e[1])
+            sizes[e[3]] = sizes.get(e[3], 0) + len(e[1])
+        else:
+            overhead += emit(ino, stat.S_IFLNK | 0o777, 1, p[1:], e[1])
+            sizes[e[2]] = sizes.get(e[2], 0) + len(e[1])
+    overhead += emit(0, 0, 1, "TRAILER!!!", b"")
+    sizes["cpio overhead"] = overhead
+    return out.getvalue(), sizes
+
+
+def compress(data, how):
+    if how == "none":
+        return data
+    if how == "gzip":
+        # No name, mtime 0: the header carries nothing of the build machine or time.
+        buf = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0,
+                           compresslevel=GZIP_LEVEL) as g:
+            g.write(data)
+        return buf.getvalue()
+    try:
+        r = subprocess.run(ZSTD_ARGS, input=data, capture_output=True)
+    except FileNotFoundError:
+        die("zstd: not installed (apt-get install zstd)")
+    if r.returncode != 0:
+        die("zstd: " + r.stderr.decode(errors="replace").strip())
+    return r.stdout
+
+
+def part_of(path):
+    if path == "/init":
+        return "init"
+    if path.startswith("/lib/modules/"):
+        return "kernel modules"
+    if path == "/sbin/mke2fs":
+        return "mke2fs"
+    return "other files"
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="mkinitrd.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--init", default="", help="the program that becomes /init")
+    ap.add_argument("--kver", default="", help="kernel version the modules are for")
+    ap.add_argument("--modules", default="", help="module names, space separated")
+    ap.add_argument("--module-root", default="/",
+                    help="root whose /lib/modules/KVER holds the modules (an OS image's tree)")
+    ap.add_argument("--file", action="append", default=[], metavar="SRC:/DEST")
+    ap.add_argument("--symlink", action="append", default=[], metavar="/PATH:TARGET")
+    ap.add_argument("--compress", choices=["gzip", "zstd", "none"], default="gzip")
+    ap.add_argument("--sizes", action="store_true", help="print the size table by part")
+    a = ap.parse_args()
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "0")
+    if not epoch.isdigit() or int(epoch) >= 1 << 32:
+        die("SOURCE_DATE_EPOCH '%s' is not a number of seconds" % epoch)
+    if not a.init:
+        die("--init BIN is missing: the initrd needs a program to run as /init")
+    if not a.kver and a.modules.split():
+        die("--kver KVER is missing: the modules must match the kernel that boots")
+    if not os.path.isfile(a.init) or not os.access(a.init, os.X_OK):
+        die("--init: '%s' is not an executable file" % a.init)
+
+    tree = Tree()
+    for d in MOUNT_POINTS:
+        tree.add_dir(d)
+    tree.add_file("/init", read_file(a.init, "--init"), 0o755, "init")
+
+    mods = resolve_modules(a.modules.split(), a.kver, a.module_root)
+    for host, inside in mods:
+        tree.add_file(inside, read_file(host, "module"), 0o644, "kernel modules")
+    tree.add_file(MODULES_LIST, "".join(m[1] + "\n" for m in mods).encode(), 0o644,
+                  "other files")
+
+    for f in a.file:
+        src, sep, dest = f.partition(":")
+        if not sep or not src or not dest.startswith("/") or dest == "/":
+            die("--file '%s': want SRC:/absolute/dest" % f)
+        if not os.path.isfile(src):
+            die("--file: '%s' is not a file" % src)
+        dest = os.path.normpath(dest)
+        mode = 0o755 if os.stat(src).st_mode & stat.S_IXUSR else 0o644
+        tree.add_file(dest, read_file(src, "--file"), mode, part_of(dest))
+    for s in a.symlink:
+        path, sep, target = s.partition(":")
+        if not sep or not path.startswith("/") or not target:
+            die("--symlink '%s': want /PATH:TARGET" % s)
+        tree.add_link(os.path.normpath(path), target, part_of(path))
+
+    archive, sizes = write_cpio(tree, int(epoch))
+    packed = compress(archive, a.compress)
+    tmp = a.out + ".tmp"
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(tmp, "wb") as f:
+        f.write(packed)
+    os.replace(tmp, a.out)
+
+    if a.sizes:
+        print("%-28s %12s" % ("part (uncompressed)", "bytes"))
+        for part in ["init", "kernel modules", "mke2fs", "other files", "cpio overhead"]:
+            if part in sizes:
+                extra = " (%d .ko)" % len(mods) if part == "kernel modules" else ""
+                print("%-28s %12d" % (part + extra, sizes[part]))
+        print("%-28s %12d" % ("total (uncompressed)", len(archive)))
+        print("%-28s %12d" % ("total (%s)" % a.compress, len(packed)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+# Whole-node QEMU boots: the agent as /init of its initrd, a Debian kernel under TCG, swtpm
+# per node, a virtio root disk holding the stand-ins (test doubles for containerd, kubeadm and
+# kubelet: tests/vm/standin.c) and a virtio state disk, slirp with restrict=on on the nodes'
+# own network 10.42.0.0/16 (as Constellation's QEMU clusters: metadata at 10.42.0.1:8080,
+# control planes from 10.42.1.100, workers from 10.42.2.100, addresses by DHCP), reaching the
+# host only through guestfwd rules to the tools on 127.0.0.1 and hostfwd from 127.0.0.1 to
+# :9000 and :9999. The agent runs on its built-in defaults plus root= and a fast disk KDF.
+# Source after tests/lib.sh; needs BUILD, and work (a scratch folder) set.
+#
+#   cluster_setup              initrd, root disk, components server, metadata API, workspace
+#   cluster_joinservice [M]    (re)starts the join service with measurements file M
+#   node_ports                 host ports for the next boot's :9000 and :9999
+#   node_boot NAME BOOT [vm.py options]   one boot of node NAME, its log $logs/BOOT.log
+#   node_data BOOT KEY         the last "@@DATA KEY VALUE" of a boot
+#   cluster_stop               stops the host tools
+
+NODE_NET=10.42.0.0/16
+NODE_MD_HOST=10.42.0.1 # the metadata API's default address (spec §5.2), also the components'
+NODE_LB=10.42.1.100    # control-plane-0: the load balancer the metadata API names
+tools=$PWD/$BUILD/tools
+logs=${NODE_LOGS:-$PWD/$BUILD/qemu-logs}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# The nodes of the test cluster: name role ip (each gets a metadata port of its own).
+NODES="control-plane-0:ControlPlane:10.42.1.100 control-plane-1:ControlPlane:10.42.1.101
+worker-0:Worker:10.42.2.100 worker-1:Worker:10.42.2.101"
+
+node_field() { # NAME FIELD(1 role, 2 ip)
+	local n
+	for n in $NODES; do
+		[ "${n%%:*}" = "$1" ] && { echo "$n" | cut -d: -f$(($2 + 1)); return; }
+	done
+}
+
+# node_initrd OUT: the agent's initrd (initrd/build.sh: the agent, mke2fs, initrd/modules.txt).
+node_initrd() { BUILD=$BUILD initrd/build.sh "$1"; }
+
+# The real root: read-only ext4 with the mount points of §4 and the stand-ins; the fixture CA
+# the kubeadm stand-in "creates" in its certs phase is the one the join service signs with.
+root_image() {
+	local r=$work/rootfs
+	rm -rf "$r" && mkdir -p "$r"/{dev,proc,sys,run,tmp,var,etc/kubernetes,etc/cni,opt,usr/bin,usr/share/standin}
+	install -m 0755 "$BUILD/vm/standin" "$r/usr/bin/containerd"
+	cp "$work/ca.crt" "$work/ca.key" "$r/usr/share/standin/"
+	printf 'ID=debian\nNAME="constel-agent test root"\n' >"$r/etc/os-release"
+	rm -f "$work/root.raw" && truncate -s 32M "$work/root.raw"
+	mkfs.ext4 -q -F -E root_owner=0:0 -d "$r" "$work/root.raw"
+}
+
+cluster_setup() {
+	local n name port
+	mkdir -p "$logs" "$work/www"
+	node_initrd "$work/initrd.img" >"$work/initrd.out" 2>&1 || { cat "$work/initrd.out"; return 1; }
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
+		-subj /CN=kubernetes -days 1 >/dev/null 2>&1 || return 1
+	root_image || return 1
+	# the components: kubelet and kubeadm (both the stand-in) over http with their hashes
+	cp "$BUILD/vm/standin" "$work/www/standin"
+	sum=$(sha256sum "$work/www/standin" | cut -c1-64)
+	www_port=$(free_port)
+	(cd "$work/www" && exec python3 -m http.server --bind 127.0.0.1 "$www_port") >"$logs/components-http.log" 2>&1 &
+	www_pid=$!
+	printf '[{"url": "http://%s:8081/standin", "hash": "sha256:%s", "install_path": "/run/state/bin/kubelet", "extract": false},
+ {"url": "http://%s:8081/standin", "hash": "sha256:%s", "install_path": "/run/state/bin/kubeadm", "extract": false}]\n' \
+		"$NODE_MD_HOST" "$sum" "$NODE_MD_HOST" "$sum" >"$work/components.json"
+	# the CLI's workspace, the measurements (PCR 15 zero, enforced; qboot measures nothing)
+	"$tools/constel-init" --workspace "$work/ws" prepare >/dev/null || return 1
+	zero=$(printf '0%.0s' $(seq 64))
+	printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "$zero" >"$work/m.json"
+	# the metadata API: one port per node, so each VM is "self" on its own
+	{
+		printf '{"listen": "127.0.0.1:%s", "init_secret_hash_file": "%s", "nodes": [' \
+			"$(free_port)" "$work/ws/init-secret.bcrypt"
+		sep=
+		for n in $NODES; do
+			name=${n%%:*}
+			port=$(free_port)
+			eval "md_port_${name//-/_}=$port"
+			printf '%s{"name": "%s", "role": "%s", "ip": "%s", "listen": "127.0.0.1:%s"}' \
+				"$sep" "$name" "$(echo "$n" | cut -d: -f2)" "$(echo "$n" | cut -d: -f3)" "$port"
+			sep=", "
+		done
+		printf ']}\n'
+	} >"$work/metadata.json"
+	"$tools/constel-metadata" --config "$work/metadata.json" >"$logs/metadata.log" 2>&1 &
+	md_pid=$!
+	js_port=$(free_port)
+	mkdir -p "$work/pki/etcd"
+	for f in ca.key sa.key front-proxy-ca.key etcd/ca.key ca.crt sa.pub front-proxy-ca.crt etcd/ca.crt; do
+		printf 'test double of %s\n' "$f" >"$work/pki/$f"
+	done
+	token=abcdef.0123456789abcdef
+	return 0
+}
+
+# cluster_joinservice [MEASUREMENTS]: the join service on js_port (stopped first if running);
+# "off" stops it only.
+cluster_joinservice() {
+	[ -n "${js_pid:-}" ] && kill "$js_pid" 2>/dev/null && wait "$js_pid" 2>/dev/null
+	js_pid=
+	[ "${1:-}" = off ] && return 0
+	"$tools/constel-joinservice" --listen "127.0.0.1:$js_port" \
+		--master-secret "$work/ws/constellation-mastersecret.json" \
+		--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
+		--api-endpoint "$NODE_LB:6443" --measurements "${1:-$work/m.json}" --pki-dir "$work/pki" \
+		--components "$work/components.json" --token "$token" >>"$logs/joinservice.log" 2>&1 &
+	js_pid=$!
+	for _ in $(seq 50); do
+		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$js_port" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "join service did not come up: $(tail -2 "$logs/joinservice.log")" >&2
+	return 1
+}
+
+cluster_stop() {
+	kill ${js_pid:-} ${md_pid:-} ${www_pid:-} 2>/dev/null
+	wait 2>/dev/null
+}
+
+# node_ports: fresh host ports for the next boot's hostfwd to :9000 (init_port) and :9999
+# (recover_port); call before node_boot when the boot runs in the background.
+node_ports() {
+	init_port=$(free_port)
+	recover_port=$(free_port)
+}
+
+# node_boot NAME BOOT [vm.py options]: boots node NAME (state disk $work/NAME.raw, made on
+# first use; swtpm state $work/tpm-NAME) with the serial log $logs/BOOT.log, forwarding
+# init_port and recover_port (node_ports). Returns vm.py's status (0: the kubelet stand-in
+# ran and the node shut down; 3: the --kill-on line came).
+node_boot() {
+	local name=$1 boot=$2 ip md fwd
+	shift 2
+	ip=$(node_field "$name" 2)
+	md=$(eval echo "\$md_port_${name//-/_}")
+	[ -e "$work/$name.raw" ] || truncate -s 128M "$work/$name.raw"
+	cp --sparse=always "$work/root.raw" "$work/root-$name.raw"
+	fwd="socat STDIO TCP:127.0.0.1"
+	python3 qemu-tests/vm.py --initrd "$work/initrd.img" --log "$logs/$boot.log" \
+		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
+		--net "$NODE_NET" --dhcp-start "$ip" \
+		--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md" \
+		--net-guestfwd "tcp:$NODE_MD_HOST:8081-cmd:$fwd:$www_port" \
+		--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port" \
+		--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999" \
+		--start-on 'constel-agent starting as PID 1' --timeout 600 \
+		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min" "$@" >"$logs/$boot.out" 2>&1
+}
+
+node_data() { grep -ao "@@DATA $2 [^[:space:]]*" "$logs/$1.log" | tail -1 | awk '{print $3}'; }

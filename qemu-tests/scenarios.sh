@@ -1,0 +1,268 @@
+#!/bin/bash
+# Whole nodes under QEMU: the agent as PID 1 of its initrd on its built-in defaults (DHCP,
+# the metadata API at 10.42.0.1:8080, the state disk /dev/vdb), one boot after another, against
+# the host tools (qemu-tests/lib-node.sh has the set-up). Each check prints PASS or FAIL; the
+# last line is "N passed, N failed". Every boot's serial log, swtpm log and vm.py summary stay
+# in $BUILD/qemu-logs/ (or NODE_LOGS).
+#   1 the first control plane, initialised by constel-init
+#   2 a worker joins through constel-joinservice
+#   3 the worker reboots: rejoin, its data intact, kubelet without kubeadm
+#   4 the join service is down for the first 60 s of a boot, then up: the node joins
+#   5 the join service expects other measurements: every round refused, the disk untouched
+#   6 a corrupted LUKS2 header on an initialized disk: refused, the disk untouched
+#   7 a control plane reboots with no join service: constel-recover pushes the key
+#   8 a wrong init secret: failure with the node's logs, the node stays unlocked; the right
+#     one then initialises it
+#   9 no serial log holds a secret of the run (raw, hex or base64)
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+. tests/lib.sh
+passed=0 failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+work=$(mktemp -d /tmp/constel-nodes-XXXXXX)
+NODE_LOGS=${NODE_LOGS:-$PWD/$BUILD/qemu-logs}
+rm -rf "$NODE_LOGS"
+. qemu-tests/lib-node.sh
+trap 'cluster_stop; kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+
+for f in "$BUILD/constel-agent.stripped" "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice"; do
+	[ -x "$f" ] || { fail node_vm_setup "$f is missing (make agent tools $BUILD/vm/standin)"; echo "$passed passed, $failed failed"; exit 1; }
+done
+if ! cluster_setup >"$work/setup.out" 2>&1; then
+	fail node_vm_setup "$(tail -3 "$work/setup.out")"
+	echo "$passed passed, $failed failed"
+	exit 1
+fi
+
+# wait_line LOG REGEX SECONDS: until a line of the log matches (0) or the time is up (1)
+wait_line() {
+	for _ in $(seq $(($3 * 10))); do
+		grep -aqE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+luks_token() { cryptsetup luksDump --dump-json-metadata "$1" 2>/dev/null |
+	python3 -c 'import json,sys; t=json.load(sys.stdin)["tokens"].get("0",{}); print(t.get("diskIsInitialized"))'; }
+# opens NODE: keyslot 0 of the node's disk takes the key the cluster KMS derives for its UUID
+opens() {
+	python3 - "$(cryptsetup luksUUID "$work/$1.raw")" "$work/ws/constellation-mastersecret.json" >"$work/k.bin" <<'PY'
+import base64, hashlib, hmac, json, sys
+ms = json.load(open(sys.argv[2]))
+key, salt = base64.b64decode(ms["key"]), base64.b64decode(ms["salt"])
+prk = hmac.new(salt, key, hashlib.sha256).digest()
+sys.stdout.buffer.write(hmac.new(prk, ("key-" + sys.argv[1]).encode() + b"\x01", hashlib.sha256).digest())
+PY
+	cryptsetup open --test-passphrase --key-file "$work/k.bin" "$work/$1.raw" >/dev/null 2>&1
+}
+# the mark of a node of the cluster with this ID (spec §5.3): H(0^32 || H(cluster ID))
+pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
+ident() { sha256sum <"$1" | cut -c1-64; }
+tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
+# init WORKSPACE OUT: constel-init apply against the node booting now
+init_apply() {
+	"$tools/constel-init" --workspace "$1" apply --endpoint "127.0.0.1:$init_port" \
+		--measurements "$work/m.json" --components "$work/components.json" --timeout 120 >"$2" 2>&1
+}
+
+# ---- 1: the first control plane ----
+node_ports
+node_boot control-plane-0 1-init &
+vm=$!
+if wait_line "$logs/1-init.log" 'init server listening' 120; then
+	init_apply "$work/ws" "$logs/1-constel-init.out"
+	cli=$?
+else
+	cli=124
+fi
+wait $vm
+rc=$?
+check node_vm_1_boot_ends_with_kubelet_and_poweroff test $rc = 0
+t=node_vm_1_constel_init_succeeds_and_returns_a_kubeconfig
+cid=$(sed -n 's/^Cluster ID *\([0-9a-f]\{64\}\)$/\1/p' "$logs/1-constel-init.out")
+[ $cli = 0 ] && [ -n "$cid" ] && grep -q 'server: https://127.0.0.1:' "$work/ws/constellation-admin.conf" 2>/dev/null &&
+	pass $t || fail $t "constel-init $cli: $(tail -2 "$logs/1-constel-init.out")"
+t=node_vm_1_disk_formatted_initialized_with_the_cluster_key
+out=$(cryptsetup luksDump --dump-json-metadata "$work/control-plane-0.raw" 2>&1 | python3 tests/vm/luks_check.py --token initialized)
+[ $? = 0 ] && opens control-plane-0 && pass $t || fail $t "$out"
+t=node_vm_1_pcr15_marked_with_the_cluster_id
+expect15=$(pcr15_of "${cid:-00}")
+got=$(node_data 1-init pcr15 | tr A-F a-f)
+[ -n "$cid" ] && [ "$got" = "$expect15" ] && pass $t || fail $t "PCR 15 '$got', want $expect15"
+t=node_vm_1_kubeadm_init_called_with_the_expected_config
+why=
+[ "$(node_data 1-init init_controlPlaneEndpoint)" = 10.42.1.100:6443 ] || why="$why endpoint"
+[ "$(node_data 1-init init_advertiseAddress)" = 10.42.1.100 ] || why="$why advertise"
+[ "$(node_data 1-init init_clusterName)" = constellation ] || why="$why name"
+[ "$(node_data 1-init init_kubernetesVersion)" = v1.32.9 ] || why="$why version"
+grep -aq '@@STANDIN kubeadm init -v=5 --skip-phases=preflight,certs' "$logs/1-init.log" || why="$why args"
+grep -aq '@@STANDIN kubeadm kubeconfig user --client-name constellation-admin' "$logs/1-init.log" || why="$why kubeconfig"
+[ -z "$why" ] && pass $t || fail $t "wrong:$why"
+marker1=$(node_data 1-init marker_new)
+
+# ---- 8: a wrong init secret first, then the right one (control-plane-1) ----
+"$tools/constel-init" --workspace "$work/ws-wrong" prepare >/dev/null
+mkdir -p "$work/ws8" && cp "$work/ws/constellation-mastersecret.json" "$work/ws/init-secret" "$work/ws8/"
+node_ports
+node_boot control-plane-1 8-init-secret &
+vm=$!
+if wait_line "$logs/8-init-secret.log" 'init server listening' 120; then
+	init_apply "$work/ws-wrong" "$logs/8-constel-init-wrong.out"
+	wrong=$?
+	sleep 1
+	locked=$(grep -ac 'node lock: locked' "$logs/8-init-secret.log")
+	init_apply "$work/ws8" "$logs/8-constel-init-right.out"
+	right=$?
+else
+	wrong=124 right=124 locked=?
+fi
+wait $vm
+rc=$?
+t=node_vm_8_wrong_init_secret_fails_with_the_node_logs
+[ $wrong = 1 ] && grep -q 'invalid init secret' "$logs/8-constel-init-wrong.out" &&
+	grep -q 'bytes of node logs appended' "$logs/8-constel-init-wrong.out" &&
+	[ -s "$work/ws-wrong/constellation-cluster.log" ] && pass $t ||
+	fail $t "constel-init $wrong: $(tail -2 "$logs/8-constel-init-wrong.out")"
+check node_vm_8_node_stays_unlocked_after_the_wrong_secret test "$locked" = 0
+t=node_vm_8_right_secret_then_initialises_the_node
+cid8=$(sed -n 's/^Cluster ID *\([0-9a-f]\{64\}\)$/\1/p' "$logs/8-constel-init-right.out")
+[ $right = 0 ] && [ $rc = 0 ] && [ "$(node_data 8-init-secret pcr15 | tr A-F a-f)" = "$(pcr15_of "${cid8:-00}")" ] &&
+	pass $t || fail $t "constel-init $right, boot $rc: $(tail -1 "$logs/8-constel-init-right.out") $(tail_log 8-init-secret)"
+
+# ---- 2: a worker joins ----
+cluster_joinservice
+node_ports
+node_boot worker-0 2-join
+rc=$?
+check node_vm_2_boot_ends_with_kubelet_and_poweroff test $rc = 0
+t=node_vm_2_kubeadm_join_gets_endpoint_token_and_ca_hash
+cahash=sha256:$(openssl x509 -in "$work/ca.crt" -pubkey -noout | openssl pkey -pubin -outform DER | sha256sum | cut -c1-64)
+why=
+[ "$(node_data 2-join join_endpoint)" = 10.42.1.100:6443 ] || why="$why endpoint=$(node_data 2-join join_endpoint)"
+[ "$(node_data 2-join join_token_sha256)" = "$(printf %s "$token" | sha256sum | cut -c1-64)" ] || why="$why token"
+[ "$(node_data 2-join join_ca_hash)" = "$cahash" ] || why="$why ca-hash=$(node_data 2-join join_ca_hash)"
+[ "$(node_data 2-join join_node_ip)" = 10.42.2.100 ] || why="$why node-ip"
+[ "$(node_data 2-join join_control_plane)" = no ] || why="$why control-plane"
+[ -z "$why" ] && pass $t || fail $t "wrong:$why"
+t=node_vm_2_kubelet_files_in_place
+why=
+for f in kubelet/pki/kubelet-client-crt.pem constellation/node_state.json ssh/ssh_host_ed25519_key; do
+	grep -aq "@@DATA kubelet_file /run/state/$f 6[04][04] [1-9]" "$logs/2-join.log" || why="$why $f"
+done
+grep -aq '@@DATA kubelet_file /run/state/kubelet/pki/kubelet-client-key.pem 600 [1-9]' "$logs/2-join.log" || why="$why key"
+[ -z "$why" ] && pass $t || fail $t "missing or wrong:$why"
+t=node_vm_2_worker_disk_initialized_and_marked
+[ "$(luks_token "$work/worker-0.raw")" = True ] && opens worker-0 &&
+	[ "$(node_data 2-join pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
+	fail $t "token $(luks_token "$work/worker-0.raw"), PCR 15 $(node_data 2-join pcr15)"
+marker2=$(node_data 2-join marker_new)
+uuid2=$(cryptsetup luksUUID "$work/worker-0.raw")
+
+# ---- 3: the worker reboots ----
+node_ports
+node_boot worker-0 3-rejoin
+rc=$?
+check node_vm_3_boot_ends_with_kubelet_and_poweroff test $rc = 0
+t=node_vm_3_rejoin_keeps_the_data_of_boot_2
+m3=$(node_data 3-rejoin marker_found)
+grep -aq 'the rejoin path' "$logs/3-rejoin.log" && [ -n "$marker2" ] && [ "$m3" = "$marker2" ] &&
+	[ "$(cryptsetup luksUUID "$work/worker-0.raw")" = "$uuid2" ] && pass $t ||
+	fail $t "marker '$marker2' -> '$m3'"
+t=node_vm_3_kubelet_started_without_kubeadm
+grep -aq '@@STANDIN kubelet ' "$logs/3-rejoin.log" && ! grep -aq '@@STANDIN kubeadm' "$logs/3-rejoin.log" &&
+	[ "$(node_data 3-rejoin pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
+	fail $t "kubeadm $(grep -ac '@@STANDIN kubeadm' "$logs/3-rejoin.log") times, PCR 15 $(node_data 3-rejoin pcr15)"
+
+# ---- 4: the join service down for the first 60 s ----
+cluster_joinservice off
+node_ports
+start=$(date +%s)
+node_boot worker-1 4-late-join &
+vm=$!
+sleep 60
+cluster_joinservice
+up=$(($(date +%s) - start))
+wait $vm
+rc=$?
+t=node_vm_4_node_joins_once_the_join_service_is_up
+n=$(grep -ac 'join: round [0-9]* failed' "$logs/4-late-join.log")
+[ $rc = 0 ] && [ "$n" -ge 1 ] && [ "$(node_data 4-late-join join_token_sha256)" = "$(printf %s "$token" | sha256sum | cut -c1-64)" ] &&
+	pass "$t ($n rounds failed, service up after $up s)" || fail $t "boot $rc, $n failed rounds: $(tail_log 4-late-join)"
+
+# ---- 5: measurements the node does not have ----
+printf '{"4": {"expected": "%s", "warnOnly": false}, "15": {"expected": "%s", "warnOnly": false}}\n' \
+	"$(printf '11%.0s' $(seq 32))" "$(printf '0%.0s' $(seq 64))" >"$work/m-wrong.json"
+cluster_joinservice "$work/m-wrong.json"
+before=$(ident "$work/worker-0.raw")
+node_ports
+node_boot worker-0 5-wrong-measurements --kill-on 'rejoin: round 2 failed'
+rc=$?
+t=node_vm_5_every_round_refused_and_the_disk_untouched
+[ $rc = 3 ] && [ "$(ident "$work/worker-0.raw")" = "$before" ] && ! grep -aq '@@STANDIN' "$logs/5-wrong-measurements.log" &&
+	pass $t || fail $t "boot $rc (3: the second refused round came), disk changed: $([ "$(ident "$work/worker-0.raw")" = "$before" ] && echo no || echo yes)"
+t=node_vm_5_console_says_why
+n=$(grep -ac 'rejoin: 10.42.1.100:30090: .*handshake.*\(refuse our attestation\|refused our certificate or attestation\)' "$logs/5-wrong-measurements.log")
+[ "$n" -ge 2 ] && grep -aq 'PCR 4' "$logs/joinservice.log" && pass $t ||
+	fail $t "$n refusal lines: $(grep -a 'rejoin: 10.42' "$logs/5-wrong-measurements.log" | tail -1 | cut -c1-200)"
+cluster_joinservice
+
+# ---- 6: a corrupted header on an initialized disk ----
+cp --sparse=always "$work/worker-0.raw" "$work/worker-0.keep"
+python3 - "$work/worker-0.raw" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    size = struct.unpack(">Q", f.read(16)[8:16])[0]  # the binary header's hdr_size
+    for o in (0, size):            # both copies: JSON bytes overwritten, checksums now wrong
+        f.seek(o + 4096 + 100)
+        f.write(b"\xa5" * 200)
+PY
+before=$(ident "$work/worker-0.raw")
+node_ports
+node_boot worker-0 6-corrupt-header --kill-on 'rebooting in'
+rc=$?
+t=node_vm_6_corrupted_header_refused_and_the_disk_untouched
+[ $rc = 3 ] && [ "$(ident "$work/worker-0.raw")" = "$before" ] && ! grep -aq 'formatting' "$logs/6-corrupt-header.log" &&
+	grep -aq 'constel-agent: error: .*\(LUKS\|header\|checksum\)' "$logs/6-corrupt-header.log" && pass $t ||
+	fail $t "boot $rc: $(tail_log 6-corrupt-header)"
+mv "$work/worker-0.keep" "$work/worker-0.raw"
+
+# ---- 7: the control plane reboots with no join service ----
+cluster_joinservice off
+node_ports
+node_boot control-plane-0 7-recover &
+vm=$!
+if wait_line "$logs/7-recover.log" 'recovery server listening' 120; then
+	(cd "$work/ws" && "$tools/constel-recover" --endpoint "127.0.0.1:$recover_port" \
+		--measurements "$work/m.json" --timeout 60) >"$logs/7-constel-recover.out" 2>&1
+	cli=$?
+else
+	cli=124
+fi
+wait $vm
+rc=$?
+t=node_vm_7_constel_recover_unlocks_the_control_plane
+[ $cli = 0 ] && [ $rc = 0 ] && [ "$(node_data 7-recover marker_found)" = "$marker1" ] && [ -n "$marker1" ] &&
+	[ "$(node_data 7-recover pcr15 | tr A-F a-f)" = "$expect15" ] && ! grep -aq '@@STANDIN kubeadm' "$logs/7-recover.log" &&
+	pass $t || fail $t "constel-recover $cli, boot $rc: $(tail -1 "$logs/7-constel-recover.out") $(tail_log 7-recover)"
+
+# ---- 9: no secret in any serial log ----
+python3 tests/secrets.py --workspace "$work/ws" --workspace "$work/ws8" --workspace "$work/ws-wrong" \
+	--scan "$work" --raw "$token" --raw "${token#*.}" --pem "$work/ca.key" >"$work/secrets"
+n=$(wc -l <"$work/secrets")
+for log in "$logs"/[0-9]*.log; do
+	b=$(basename "$log" .log)
+	case $b in *-swtpm) continue ;; esac
+	t=node_vm_9_no_secret_in_the_serial_log_of_$b
+	if [ "$n" -lt 40 ]; then
+		fail $t "only $n secrets gathered"
+	elif grep -aqiFf "$work/secrets" "$log"; then
+		fail $t "a secret is in $log"
+	else
+		pass $t
+	fi
+done
+
+echo "$passed passed, $failed failed (logs in $logs)"
+[ $failed = 0 ]

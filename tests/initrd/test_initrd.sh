@@ -1,0 +1,121 @@
+# The agent's initrd (initrd/build.sh on initrd/mkinitrd.py): byte-identical builds, what the
+# archive holds and in which order the modules load, the newc fields read back by a parser of
+# our own and by Debian's cpio, the refusals, both compressions, and that the VM harness's
+# qemu-tests/mkinitrd.sh is the same writer.
+. tests/lib.sh
+set -u
+work=$(mktemp -d /tmp/constel-initrd-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chk() { python3 tests/initrd/cpio_check.py "$@"; }
+
+# The inputs are copies, so that touching them changes no file of the build.
+deps=$(cat "$BUILD/deps-prefix" 2>/dev/null)
+mkdir -p "$work/b" "$work/deps/sbin"
+cp "$BUILD/constel-agent.stripped" "$work/b/" 2>/dev/null && cp "$deps/sbin/mke2fs" "$work/deps/sbin/" 2>/dev/null || {
+	fail initrd_inputs "no $BUILD/constel-agent.stripped or $deps/sbin/mke2fs (make agent first)"
+	exit 1
+}
+build() { BUILD=$work/b DEPS=$work/deps initrd/build.sh "$@"; }
+
+if ! build "$work/a.img" >"$work/a.sizes" 2>"$work/a.err"; then
+	fail initrd_builds "$(cat "$work/a.err")"
+	exit 1
+fi
+pass initrd_builds
+
+t=initrd_two_builds_are_byte_identical
+sleep 1
+touch "$work/b/constel-agent.stripped" "$work/deps/sbin/mke2fs"
+build "$work/a2.img" >/dev/null 2>&1 && cmp -s "$work/a.img" "$work/a2.img" && pass $t || fail $t "two builds differ"
+
+t=initrd_zstd_builds_are_byte_identical
+build "$work/z.img" --compress zstd >"$work/z.sizes" 2>&1 && build "$work/z2.img" --compress zstd >/dev/null 2>&1 &&
+	cmp -s "$work/z.img" "$work/z2.img" && pass $t || fail $t "$(tail -1 "$work/z.sizes")"
+
+t=initrd_gzip_and_zstd_decompress_to_the_same_archive
+gzip -t "$work/a.img" 2>/dev/null && zstd -t -q "$work/z.img" 2>/dev/null &&
+	cmp -s <(gzip -dc "$work/a.img") <(zstd -dc -q "$work/z.img") && pass $t || fail $t "gzip -t / zstd -t or contents differ"
+
+t=initrd_fields_are_fixed_mtime_0
+out=$(chk "$work/a.img" --mtime 0) && pass $t || fail $t "$(head -3 <<<"$out")"
+
+t=initrd_mtime_is_source_date_epoch
+SOURCE_DATE_EPOCH=1700000000 build "$work/e.img" >/dev/null 2>&1
+out=$(chk "$work/e.img" --mtime 1700000000) && pass $t || fail $t "$(head -3 <<<"$out")"
+
+t=initrd_debian_cpio_reads_owner_0_and_the_same_names
+names=$(chk "$work/a.img" --list | awk '{print $1}')
+debian=$(gzip -dc "$work/a.img" | cpio -t --quiet 2>/dev/null)
+owners=$(gzip -dc "$work/a.img" | cpio -tv --numeric-uid-gid --quiet 2>/dev/null | awk '{print $3 ":" $4}' | sort -u)
+[ "$names" = "$debian" ] && [ "$owners" = "0:0" ] && pass $t || fail $t "owners '$owners', names differ: $(diff <(echo "$names") <(echo "$debian") | head -3)"
+
+list=$(chk "$work/a.img" --cat etc/modules.list)
+t=initrd_holds_init_mke2fs_modules_list_and_every_module
+missing=
+for p in init sbin/mke2fs etc/modules.list dev proc sys run tmp $(sed 's|^/||' <<<"$list"); do
+	grep -qxF "$p" <<<"$names" || missing="$missing $p"
+done
+n=$(grep -c . <<<"$list")
+[ -z "$missing" ] && [ "$n" -ge 20 ] && pass "$t ($n modules)" || fail $t "missing:$missing ($n modules listed)"
+
+t=initrd_init_is_the_agent_byte_for_byte
+cmp -s <(chk "$work/a.img" --cat init) "$work/b/constel-agent.stripped" && pass $t || fail $t "/init differs"
+
+t=initrd_modules_list_is_for_the_kernel_the_vm_boots
+kver=$(eval "$(qemu-tests/kernel.sh 2>/dev/null)" && echo "$KVER")
+[ -n "$kver" ] && ! grep -qv "^/lib/modules/$kver/.*\.ko$" <<<"$list" && pass "$t ($kver)" || fail $t "$(grep -v "^/lib/modules/$kver/" <<<"$list" | head -2)"
+
+# before A B: module A is listed before module B (a dependency before its dependent)
+before() { awk -v a="/$1.ko" -v b="/$2.ko" 'index($0, a) { ia = NR } index($0, b) { ib = NR } END { exit !(ia && ib && ia < ib) }' <<<"$list"; }
+t=initrd_modules_list_has_dependencies_first
+bad=
+for pair in virtio:virtio_blk virtio_ring:virtio virtio:virtio_net failover:net_failover dm-mod:dm-crypt \
+	dm-mod:dm-integrity dm-bufio:dm-verity jbd2:ext4 mbcache:ext4 crc16:ext4 ecb:xts af_alg:algif_skcipher \
+	af_alg:algif_hash cryptd:aesni-intel crypto_simd:aesni-intel; do
+	before "${pair%%:*}" "${pair#*:}" || bad="$bad $pair"
+done
+t2=initrd_modules_list_has_each_module_once
+[ -z "$bad" ] && pass $t || fail $t "out of order or missing:$bad"
+[ "$(sort <<<"$list" | uniq -d)" = "" ] && pass $t2 || fail $t2 "$(sort <<<"$list" | uniq -d | head -2)"
+
+t=initrd_size_table_names_each_part_and_the_real_total
+total=$(awk '/^total \(gzip\)/ {print $3}' "$work/a.sizes")
+ztotal=$(awk '/^total \(zstd\)/ {print $3}' "$work/z.sizes")
+grep -q '^init ' "$work/a.sizes" && grep -q '^kernel modules' "$work/a.sizes" && grep -q '^mke2fs ' "$work/a.sizes" &&
+	[ "$total" = "$(stat -c %s "$work/a.img")" ] && [ "$ztotal" = "$(stat -c %s "$work/z.img")" ] &&
+	pass $t || fail $t "$(tr '\n' '|' <"$work/a.sizes")"
+
+# Refusals: one line on stderr, nothing written.
+t=initrd_refuses_a_missing_module_in_one_line
+eval "$(qemu-tests/kernel.sh 2>/dev/null)"
+python3 initrd/mkinitrd.py "$work/m.img" --init "$work/b/constel-agent.stripped" --kver "$KVER" \
+	--modules "virtio_blk no_such_module" 2>"$work/m.err"
+rc=$?
+[ $rc != 0 ] && [ "$(wc -l <"$work/m.err")" = 1 ] && grep -q "module no_such_module (kernel $KVER)" "$work/m.err" &&
+	[ ! -e "$work/m.img" ] && pass $t || fail $t "exit $rc: $(cat "$work/m.err")"
+
+t=initrd_refuses_a_missing_init_in_one_line
+python3 initrd/mkinitrd.py "$work/i.img" --kver "$KVER" 2>"$work/i.err"
+rc=$?
+python3 initrd/mkinitrd.py "$work/i.img" --init "$work/nonexistent" --kver "$KVER" 2>"$work/i2.err"
+rc2=$?
+[ $rc != 0 ] && [ $rc2 != 0 ] && [ "$(cat "$work/i.err" "$work/i2.err" | wc -l)" = 2 ] &&
+	grep -q -- '--init' "$work/i.err" && grep -q nonexistent "$work/i2.err" && [ ! -e "$work/i.img" ] &&
+	pass $t || fail $t "exit $rc/$rc2: $(cat "$work/i.err" "$work/i2.err")"
+
+t=initrd_build_refuses_a_missing_agent
+BUILD=$work/none DEPS=$work/deps initrd/build.sh "$work/n.img" >/dev/null 2>"$work/n.err"
+rc=$?
+[ $rc != 0 ] && grep -q 'constel-agent.stripped is missing' "$work/n.err" && pass $t || fail $t "exit $rc: $(cat "$work/n.err")"
+
+t=initrd_symlinks_are_stored_as_links
+python3 initrd/mkinitrd.py "$work/s.img" --init "$work/b/constel-agent.stripped" --symlink /bin/sh:/init 2>"$work/s.err" &&
+	chk "$work/s.img" --list >"$work/s.list" && grep -qx 'bin/sh 0o120777 5' "$work/s.list" && [ "$(chk "$work/s.img" --cat bin/sh)" = /init ] &&
+	pass $t || fail $t "$(cat "$work/s.err")"
+
+# The VM harness's wrapper delegates to the same writer: same inputs, same bytes.
+t=initrd_qemu_tests_mkinitrd_sh_is_the_same_writer
+modules=$(grep -v '^#' initrd/modules.txt | tr -s ' \n' ' ')
+qemu-tests/mkinitrd.sh "$work/q.img" --init "$work/b/constel-agent.stripped" --modules "$modules" \
+	--file "$work/deps/sbin/mke2fs:/sbin/mke2fs" 2>"$work/q.err" && cmp -s "$work/q.img" "$work/a.img" &&
+	pass $t || fail $t "$(cat "$work/q.err") (differs from initrd/build.sh's)"
