@@ -7,10 +7,12 @@
 # :9000 and :9999. The agent runs on its built-in defaults plus root= and a fast disk KDF.
 # Source after tests/lib.sh; needs BUILD, and work (a scratch folder) set.
 #
-#   cluster_setup              initrd, root disk, components server, metadata API, workspace
+#   cluster_setup              root disk, components server, metadata API, workspace
 #   cluster_joinservice [M]    (re)starts the join service with measurements file M
 #   node_ports                 host ports for the next boot's :9000 and :9999
 #   node_boot NAME BOOT [vm.py options]   one boot of node NAME, its log $logs/BOOT.log
+#   node_wait BOOT REGEX S [PID]   until the boot's serial log has a matching line
+#   node_init WS OUT [S]       constel-init apply (the CLI's init) against the booting node
 #   node_data BOOT KEY         the last "@@DATA KEY VALUE" of a boot
 #   cluster_stop               stops the host tools
 
@@ -33,8 +35,8 @@ node_field() { # NAME FIELD(1 role, 2 ip)
 	done
 }
 
-# node_initrd OUT: the agent's initrd (initrd/build.sh: the agent, mke2fs, initrd/modules.txt).
-node_initrd() { BUILD=$BUILD initrd/build.sh "$1"; }
+# The agent's initrd, as make builds it (make initrd: the agent, mke2fs, initrd/modules.txt).
+initrd=$PWD/$BUILD/initrd.img
 
 # The real root: read-only ext4 with the mount points of §4 and the stand-ins; the fixture CA
 # the kubeadm stand-in "creates" in its certs phase is the one the join service signs with.
@@ -51,7 +53,10 @@ root_image() {
 cluster_setup() {
 	local n name port
 	mkdir -p "$logs" "$work/www"
-	node_initrd "$work/initrd.img" >"$work/initrd.out" 2>&1 || { cat "$work/initrd.out"; return 1; }
+	if ! [ "$initrd" -nt "$BUILD/constel-agent.stripped" ] || ! [ "$initrd" -nt initrd/modules.txt ]; then
+		echo "$initrd is missing or older than the agent: make initrd"
+		return 1
+	fi
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
 		-subj /CN=kubernetes -days 1 >/dev/null 2>&1 || return 1
 	root_image || return 1
@@ -138,7 +143,7 @@ node_boot() {
 	[ -e "$work/$name.raw" ] || truncate -s 128M "$work/$name.raw"
 	cp --sparse=always "$work/root.raw" "$work/root-$name.raw"
 	fwd="socat STDIO TCP:127.0.0.1"
-	python3 qemu-tests/vm.py --initrd "$work/initrd.img" --log "$logs/$boot.log" \
+	python3 qemu-tests/vm.py --initrd "$initrd" --log "$logs/$boot.log" \
 		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
 		--net "$NODE_NET" --dhcp-start "$ip" \
 		--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md" \
@@ -147,6 +152,25 @@ node_boot() {
 		--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999" \
 		--start-on 'constel-agent starting as PID 1' --timeout 600 \
 		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min" "$@" >"$logs/$boot.out" 2>&1
+}
+
+# node_wait BOOT REGEX SECONDS [PID]: 0 once a line of the boot's serial log matches; 1 when
+# the time is up or the boot (its background PID) ended first.
+node_wait() {
+	for _ in $(seq $(($3 * 10))); do
+		grep -aqE "$2" "$logs/$1.log" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# node_init WORKSPACE OUT [SECONDS (300)]: constel-init apply with the cluster's measurements
+# and components against the init server of the node booting now (init_port); its output in
+# OUT, its status returned.
+node_init() {
+	"$tools/constel-init" --workspace "$1" apply --endpoint "127.0.0.1:$init_port" \
+		--measurements "$work/m.json" --components "$work/components.json" --timeout "${3:-300}" >"$2" 2>&1
 }
 
 node_data() { grep -ao "@@DATA $2 [^[:space:]]*" "$logs/$1.log" | tail -1 | awk '{print $3}'; }

@@ -48,24 +48,18 @@ PY
 for f in "$BUILD/constel-agent.stripped" "$BUILD/vm/standin" "$BUILD/tools/constel-init"; do
 	[ -x "$f" ] || die "$f is missing: run it as 'make run'"
 done
-say "== setting up: initrd, root disk, components server, metadata API, CLI workspace"
+say "== setting up: root disk, components server, metadata API, CLI workspace"
 cluster_setup >"$work/setup.out" 2>&1 || die "set-up failed: $(tail -3 "$work/setup.out")"
-grep -E '^(init |kernel modules|total)' "$work/initrd.out" | sed 's/^/    initrd: /'
+say "    initrd: $initrd, $(stat -c %s "$initrd") bytes (make initrd prints its parts)"
 
 say "== control-plane-0: first boot; constel-init initialises it"
 node_ports
 node_boot control-plane-0 control-plane-0 &
 vm=$!
 wait_for=$(date +%s)
-for _ in $(seq 1200); do
-	grep -aq 'init server listening' "$logs/control-plane-0.log" 2>/dev/null && break
-	kill -0 $vm 2>/dev/null || break
-	sleep 0.1
-done
+node_wait control-plane-0 'init server listening' 120 $vm
 say "    init server up after $(($(date +%s) - wait_for)) s; running constel-init apply"
-"$tools/constel-init" --workspace "$work/ws" apply --endpoint "127.0.0.1:$init_port" \
-	--measurements "$work/m.json" --components "$work/components.json" --timeout 300 \
-	>"$logs/constel-init.out" 2>&1
+node_init "$work/ws" "$logs/constel-init.out"
 cli=$?
 wait $vm
 rc=$?

@@ -36,14 +36,6 @@ if ! cluster_setup >"$work/setup.out" 2>&1; then
 	exit 1
 fi
 
-# wait_line LOG REGEX SECONDS: until a line of the log matches (0) or the time is up (1)
-wait_line() {
-	for _ in $(seq $(($3 * 10))); do
-		grep -aqE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 luks_token() { cryptsetup luksDump --dump-json-metadata "$1" 2>/dev/null |
 	python3 -c 'import json,sys; t=json.load(sys.stdin)["tokens"].get("0",{}); print(t.get("diskIsInitialized"))'; }
 # opens NODE: keyslot 0 of the node's disk takes the key the cluster KMS derives for its UUID
@@ -61,18 +53,12 @@ PY
 pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
 ident() { sha256sum <"$1" | cut -c1-64; }
 tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
-# init WORKSPACE OUT: constel-init apply against the node booting now
-init_apply() {
-	"$tools/constel-init" --workspace "$1" apply --endpoint "127.0.0.1:$init_port" \
-		--measurements "$work/m.json" --components "$work/components.json" --timeout 120 >"$2" 2>&1
-}
-
 # ---- 1: the first control plane ----
 node_ports
 node_boot control-plane-0 1-init &
 vm=$!
-if wait_line "$logs/1-init.log" 'init server listening' 120; then
-	init_apply "$work/ws" "$logs/1-constel-init.out"
+if node_wait 1-init 'init server listening' 120 $vm; then
+	node_init "$work/ws" "$logs/1-constel-init.out" 120
 	cli=$?
 else
 	cli=124
@@ -108,12 +94,12 @@ mkdir -p "$work/ws8" && cp "$work/ws/constellation-mastersecret.json" "$work/ws/
 node_ports
 node_boot control-plane-1 8-init-secret &
 vm=$!
-if wait_line "$logs/8-init-secret.log" 'init server listening' 120; then
-	init_apply "$work/ws-wrong" "$logs/8-constel-init-wrong.out"
+if node_wait 8-init-secret 'init server listening' 120 $vm; then
+	node_init "$work/ws-wrong" "$logs/8-constel-init-wrong.out" 120
 	wrong=$?
 	sleep 1
 	locked=$(grep -ac 'node lock: locked' "$logs/8-init-secret.log")
-	init_apply "$work/ws8" "$logs/8-constel-init-right.out"
+	node_init "$work/ws8" "$logs/8-constel-init-right.out" 120
 	right=$?
 else
 	wrong=124 right=124 locked=?
@@ -138,10 +124,11 @@ node_boot worker-0 2-join
 rc=$?
 check node_vm_2_boot_ends_with_kubelet_and_poweroff test $rc = 0
 t=node_vm_2_kubeadm_join_gets_endpoint_token_and_ca_hash
+token_sha=$(printf %s "$token" | sha256sum | cut -c1-64)
 cahash=sha256:$(openssl x509 -in "$work/ca.crt" -pubkey -noout | openssl pkey -pubin -outform DER | sha256sum | cut -c1-64)
 why=
 [ "$(node_data 2-join join_endpoint)" = 10.42.1.100:6443 ] || why="$why endpoint=$(node_data 2-join join_endpoint)"
-[ "$(node_data 2-join join_token_sha256)" = "$(printf %s "$token" | sha256sum | cut -c1-64)" ] || why="$why token"
+[ "$(node_data 2-join join_token_sha256)" = "$token_sha" ] || why="$why token"
 [ "$(node_data 2-join join_ca_hash)" = "$cahash" ] || why="$why ca-hash=$(node_data 2-join join_ca_hash)"
 [ "$(node_data 2-join join_node_ip)" = 10.42.2.100 ] || why="$why node-ip"
 [ "$(node_data 2-join join_control_plane)" = no ] || why="$why control-plane"
@@ -188,7 +175,7 @@ wait $vm
 rc=$?
 t=node_vm_4_node_joins_once_the_join_service_is_up
 n=$(grep -ac 'join: round [0-9]* failed' "$logs/4-late-join.log")
-[ $rc = 0 ] && [ "$n" -ge 1 ] && [ "$(node_data 4-late-join join_token_sha256)" = "$(printf %s "$token" | sha256sum | cut -c1-64)" ] &&
+[ $rc = 0 ] && [ "$n" -ge 1 ] && [ "$(node_data 4-late-join join_token_sha256)" = "$token_sha" ] &&
 	pass "$t ($n rounds failed, service up after $up s)" || fail $t "boot $rc, $n failed rounds: $(tail_log 4-late-join)"
 
 # ---- 5: measurements the node does not have ----
@@ -233,7 +220,7 @@ cluster_joinservice off
 node_ports
 node_boot control-plane-0 7-recover &
 vm=$!
-if wait_line "$logs/7-recover.log" 'recovery server listening' 120; then
+if node_wait 7-recover 'recovery server listening' 120 $vm; then
 	(cd "$work/ws" && "$tools/constel-recover" --endpoint "127.0.0.1:$recover_port" \
 		--measurements "$work/m.json" --timeout 60) >"$logs/7-constel-recover.out" 2>&1
 	cli=$?

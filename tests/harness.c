@@ -104,3 +104,28 @@ int main(int argc, char **argv)
 	}
 	return failed ? 1 : 0;
 }
+
+void harness_tmpdir(char dir[64], const char *name)
+{
+	if ((size_t)snprintf(dir, 64, "/tmp/constel-%s-XXXXXX", name) >= 64 || !mkdtemp(dir))
+		abort();
+}
+
+const char *harness_path(const char *dir, const char *name)
+{
+	static char p[8][300];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
+	return p[i];
+}
+
+void harness_rmtree(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "harness: could not remove %s\n", dir);
+}

@@ -19,6 +19,13 @@ int harness_check_bytes(const char *file, int line, const void *got, const void 
 /* Decodes a hex literal for test vectors; aborts the test binary on a malformed literal. */
 size_t harness_unhex(const char *hex, unsigned char *out, size_t cap);
 
+/* A test's fixture directory: a fresh /tmp/constel-<name>-XXXXXX into dir (aborts when it
+ * cannot be made), paths in it (one of 8 rotating buffers, so a few can be used at once), and
+ * its removal with everything in it (a failure is reported on stderr). */
+void harness_tmpdir(char dir[64], const char *name);
+const char *harness_path(const char *dir, const char *name);
+void harness_rmtree(const char *dir);
+
 #define TEST(name)                                                     \
 	static void name(void);                                        \
 	__attribute__((constructor)) static void register_##name(void) \

@@ -42,16 +42,9 @@ cluster_setup >"$work/setup.out" 2>&1 || bad "cluster setup" "$work/setup.out"
 node_ports
 node_boot control-plane-0 cp0-init &
 boot_pid=$!
-for _ in $(seq 1200); do
-	grep -aq 'init server listening' "$logs/cp0-init.log" 2>/dev/null && break
-	kill -0 "$boot_pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -aq 'init server listening' "$logs/cp0-init.log" 2>/dev/null || {
+node_wait cp0-init 'init server listening' 120 "$boot_pid" || {
 	kill "$boot_pid" 2>/dev/null; wait "$boot_pid"; bad "init boot of control-plane-0 (no init server)" "$logs/cp0-init.log"; }
-"$tools/constel-init" --workspace "$work/ws" apply --endpoint "127.0.0.1:$init_port" \
-	--measurements "$work/m.json" --components "$work/components.json" --timeout 300 \
-	>"$logs/constel-init.out" 2>&1 || { wait "$boot_pid"; bad "constel-init apply" "$logs/constel-init.out"; }
+node_init "$work/ws" "$logs/constel-init.out" || { wait "$boot_pid"; bad "constel-init apply" "$logs/constel-init.out"; }
 wait "$boot_pid" && booted cp0-init || bad "init boot of control-plane-0" "$logs/cp0-init.log"
 
 # --- worker-0: the join boot
@@ -84,7 +77,7 @@ for i in $(seq "$N"); do
 	floor_boot "floor-$i" || bad "floor boot $i (smoke guest)" "$logs/floor-$i.log"
 done
 
-python3 - "$logs" "$N" "$work/initrd.img" "$work/smoke-initrd.gz" <<'EOF'
+python3 - "$logs" "$N" "$initrd" "$work/smoke-initrd.gz" <<'EOF'
 import json, re, statistics, sys, os
 logs, n, initrd, smoke_initrd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")

@@ -23,28 +23,17 @@ static char dir[64];
 
 static const char *at(const char *name)
 {
-	static char p[8][300];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
-	return p[i];
+	return harness_path(dir, name);
 }
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/constel-supervise-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	harness_tmpdir(dir, "supervise");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "test_supervise: could not remove %s\n", dir);
+	harness_rmtree(dir);
 }
 
 /* A test double: dir/name, "#!/bin/sh" and body (with %s for dir, as often as given). */

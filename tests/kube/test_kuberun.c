@@ -28,12 +28,7 @@ static char dir[64];
 
 static const char *at(const char *name)
 {
-	static char p[8][300];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
-	return p[i];
+	return harness_path(dir, name);
 }
 
 static const char double_script[] =
@@ -72,29 +67,20 @@ static const char double_script[] =
 
 static void setup(void)
 {
-	char path[300];
 	FILE *f;
 
-	strcpy(dir, "/tmp/constel-kuberun-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(path, sizeof path, "%s/kubeadm-test-double", dir);
-	if (!(f = fopen(path, "w")))
+	harness_tmpdir(dir, "kuberun");
+	if (!(f = fopen(at("kubeadm-test-double"), "w")))
 		abort();
 	fprintf(f, double_script, dir);
 	fclose(f);
-	chmod(path, 0755);
-	snprintf(path, sizeof path, "%s/root", dir);
-	mkdir(path, 0755);
+	chmod(at("kubeadm-test-double"), 0755);
+	mkdir(at("root"), 0755);
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	harness_rmtree(dir);
 }
 
 static void put(const char *name, const char *text)
