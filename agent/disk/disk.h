@@ -6,7 +6,8 @@
  *
  * Data safety rule: the only code that formats is disk_format(), and it reads the header
  * again right before formatting and refuses when the token says initialized or the header
- * fails the check. The token becomes "initialized" only after keyslot 0 holds the key. */
+ * fails the check. The token becomes "initialized" only after keyslot 0 holds the key and the
+ * node's files are written (disk_mark_initialized). */
 #ifndef CONSTEL_DISK_H
 #define CONSTEL_DISK_H
 
@@ -89,9 +90,13 @@ int disk_format(struct disk *d);
  * DISK_INITIALIZED (unlock it with the key the cluster returns) or DISK_NOT_INITIALIZED
  * (freshly formatted and open; give it the key with disk_set_key). */
 int disk_prepare(struct disk *d, const char *path, const char *name, enum disk_kdf kdf);
-/* The key arrived (join, init): keyslot 0 changes from the passphrase to key, then token 0
- * says initialized. Before this returns 0 nothing marks the disk initialized. */
+/* The key arrived (join, init): keyslot 0 changes from the passphrase to key. Token 0 still
+ * says not initialized: a crash before disk_mark_initialized formats the disk again. */
 int disk_set_key(struct disk *d, const struct secret *key);
+/* Token 0 says initialized. Called last, once the node state, PKI, kubelet and SSH files are
+ * on the state disk (the mapping is open), so an initialized disk always has them. -EINVAL
+ * when disk_set_key has not succeeded. */
+int disk_mark_initialized(struct disk *d);
 /* Reboot path: an initialized disk activated as d->name with key. A wrong key: -EPERM with one
  * line, nothing changed. */
 int disk_unlock(struct disk *d, const struct secret *key);

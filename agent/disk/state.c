@@ -356,10 +356,21 @@ int disk_set_key(struct disk *d, const struct secret *key)
 		return log_err(r, "disk: %s: changing keyslot 0 to the cluster's key", d->path);
 	secret_free(d->pass);
 	d->pass = NULL;
+	log_info("disk: %s: keyslot 0 holds the cluster's key", d->path);
+	return 0;
+}
+
+int disk_mark_initialized(struct disk *d)
+{
+	int r;
+
+	if (d->pass || !d->cd)
+		return log_err(-EINVAL, "disk: %s: keyslot 0 does not hold the cluster's key yet",
+			       d->path);
 	if ((r = set_token(d->cd, 1)) < 0)
 		return log_err(r, "disk: %s: marking the disk initialized", d->path);
 	d->state = DISK_INITIALIZED;
-	log_info("disk: %s: keyslot 0 holds the cluster's key; disk initialized", d->path);
+	log_info("disk: %s: disk initialized", d->path);
 	return 0;
 }
 

@@ -621,7 +621,8 @@ static int init_locked(void *ctx, const struct init_keys *k, const struct init_i
 	    path_in(path, sizeof path, n->state, "/" NODE_STATE_PATH) < 0 ||
 	    mkdir_for(path, 0755) < 0 ||
 	    node_state_write(path, "ControlPlane", k->measurement_salt) < 0 ||
-	    write_ssh_certs(n, k->ssh_ca_seed, info->sans, info->n_sans) < 0 || handover(n) < 0)
+	    write_ssh_certs(n, k->ssh_ca_seed, info->sans, info->n_sans) < 0 ||
+	    disk_mark_initialized(&n->disk) < 0 || handover(n) < 0)
 		return -EIO;
 	if (n->c->before_kubeadm)
 		n->c->before_kubeadm(n->c->hook_ctx);
@@ -738,6 +739,8 @@ static int after_join(struct node *n)
 	    mkdir_for(path, 0755) < 0 ||
 	    node_state_write(path, n->self.control_plane ? "ControlPlane" : "Worker", t->salt) < 0)
 		return node_fatal(n, 1, "join: writing the ticket's files failed");
+	if (disk_mark_initialized(&n->disk) < 0)
+		return node_fatal(n, 1, "join: the state disk could not be marked initialized");
 	secret_wipe(n->kubelet_key, sizeof n->kubelet_key);
 	if (handover(n) < 0)
 		return node_fatal(n, 1, "join: the handover to the real root failed");

@@ -181,6 +181,10 @@ static void case_first(const char *dev, enum disk_kdf kdf)
 	r = disk_set_key(&d, key);
 	result("key_change", r == 0, "%d", r);
 	r = disk_classify(dev, NULL, err, sizeof err);
+	result("token_false_until_marked", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
+	r = disk_mark_initialized(&d);
+	result("mark_initialized", r == 0, "%d", r);
+	r = disk_classify(dev, NULL, err, sizeof err);
 	result("token_true_after_key_change", r == DISK_INITIALIZED, "%s", state_name(r));
 	if (r == DISK_INITIALIZED) {
 		printf("@@TOKEN_TRUE\n");
@@ -334,6 +338,7 @@ static void case_bench(const char *devs)
 
 		r = disk_prepare(&d, dev, NULL, kdfs[i]);
 		r = r == DISK_NOT_INITIALIZED ? disk_set_key(&d, key) : -1;
+		r = r == 0 ? disk_mark_initialized(&d) : r;
 		printf("@@DATA bench_%s_format_s %.2f\n@@DATA bench_%s_wipe_mbps %.1f\n", kn,
 		       (double)d.format_ns / 1e9, kn,
 		       d.wipe_ns ? (double)d.wipe_bytes * 1e3 / (double)d.wipe_ns : 0.0);
