@@ -211,6 +211,22 @@ static void hello_arrived(struct server *s, int fd)
 			s->conns[i].hello = 1;
 }
 
+/* One line per failed handshake, at most 5 in 10 s: a flood of garbage must not flood the
+ * console too. */
+static void handshake_failed(const struct serve_conn *c, int64_t now)
+{
+	static int64_t window;
+	static int lines;
+
+	if (now - window > 10000) {
+		window = now;
+		lines = 0;
+	}
+	if (++lines <= 5)
+		log_warn("serve: aTLS handshake failed: %s%s", atls_error(c->tls),
+			 lines == 5 ? " (more in the next 10 s not logged)" : "");
+}
+
 /* Steps one connection; 1 when it is gone (closed). */
 static int conn_step(struct serve_conn *c, int64_t now)
 {
@@ -233,7 +249,7 @@ static int conn_step(struct serve_conn *c, int64_t now)
 			if (r < 0 && atls_established(c->tls))
 				log_debug("serve: connection ended: %s", strerror(-r));
 			else if (r < 0)
-				log_warn("serve: aTLS handshake failed: %s", atls_error(c->tls));
+				handshake_failed(c, now);
 			c->dead = 1;
 		}
 	}
