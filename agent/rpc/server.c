@@ -62,7 +62,6 @@ static void stream_free(struct grpc_stream *s)
 		}
 	s->conn->n_streams--;
 	grpc_deframer_free(&s->df);
-	rpc_mem_give(s->req_len);
 	rpc_free(s->req);
 	rpc_free(s->out);
 	rpc_free(s);
@@ -282,7 +281,6 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 		data += used;
 		len -= used;
 		if (r == 1) {
-			rpc_mem_give(s->req_len);
 			rpc_free(s->req);
 			s->req = grpc_deframer_take(&s->df, &s->req_len);
 			s->n_req++;
