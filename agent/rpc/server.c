@@ -2,7 +2,9 @@
  * server-streaming handlers, sends messages as the handler produces them (now or later from
  * the poll loop), ends each stream with grpc-status/grpc-message trailers (Trailers-Only when
  * nothing was sent), refuses requests over 4 MiB, and pings an idle client every 15 s as the
- * Go init server does (spec §5.5, §12). */
+ * Go init server does (spec §5.5, §12). Against hostile peers: 4 streams per connection, a
+ * request must end within 30 s, 60 s without a stream ends the connection, and every buffer
+ * that held a body is wiped before it is freed or grown. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -259,7 +261,6 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 		   void *u)
 {
 	struct grpc_stream *s = nghttp2_session_get_stream_user_data(h, id);
-
 	struct grpc_server_conn *c = u;
 
 	(void)flags;
