@@ -10,6 +10,9 @@
 #include <sys/types.h>
 
 #define GRPC_MAX_MESSAGE (4 * 1024 * 1024) /* grpc-go's default receive limit */
+/* What all connections of the process together may hold for their peers (messages being
+ * received, nghttp2's state): a connection that would pass it is closed. */
+#define RPC_MEM_BUDGET (48 * 1024 * 1024)
 
 enum grpc_status {
 	GRPC_OK = 0,
@@ -25,12 +28,19 @@ enum grpc_status {
 };
 
 /* The transport under HTTP/2: plain socket or aTLS. read/write return a byte count,
- * -EAGAIN when they would block, or another negative errno (end of stream included). */
+ * -EAGAIN when they would block, or another negative errno (end of stream included).
+ * Poll interest comes from the transport, never from nghttp2's wish alone: with writable
+ * set (TLS), events() is exactly what the engine waits for on the socket and HTTP/2 output
+ * adds POLLOUT only when writable() says the engine takes application data now; a
+ * transport without writable (a plain socket) always waits for POLLIN and for POLLOUT while
+ * HTTP/2 has output. Otherwise a TLS handshake that waits for the peer would see POLLOUT
+ * ready forever and spin. */
 struct rpc_io {
 	ssize_t (*read)(void *ctx, void *buf, size_t len);
 	ssize_t (*write)(void *ctx, const void *buf, size_t len);
 	short (*events)(void *ctx); /* what the transport itself waits for (TLS records) */
 	void *ctx;
+	int (*writable)(void *ctx); /* NULL: writes go straight to the socket */
 };
 
 /* A plain non-blocking socket as transport (tests, h2c). */
@@ -44,24 +54,34 @@ struct grpc_deframer {
 	uint8_t hdr[5];
 	size_t hdr_len;
 	uint8_t *msg;
-	size_t msg_len, have, limit;
-	int done; /* a whole message is in msg */
+	size_t msg_len, have, cap, limit; /* cap: allocated, grown as bytes arrive */
+	int started, done;		  /* started: header read; done: a whole message */
 };
 
 void grpc_deframer_init(struct grpc_deframer *d, size_t limit);
 /* Consumes up to len bytes; *used says how many. Returns 1 when a message is complete (take
  * it with grpc_deframer_take), 0 when more bytes are needed, -EMSGSIZE over the limit,
- * -EPROTONOSUPPORT for a compressed message, -ENOMEM. */
+ * -EPROTONOSUPPORT for a compressed message, -ENOBUFS over RPC_MEM_BUDGET, -ENOMEM. The
+ * buffer grows with the bytes that arrived, never to the claimed length up front. */
 int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, size_t *used);
-/* Hands the message over (the caller frees it) and resets for the next. */
+/* Hands the message over (the caller frees it with rpc_free) and resets for the next. The
+ * budget counts messages while they arrive; a whole one goes to its handler at once. */
 uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len);
 void grpc_deframer_free(struct grpc_deframer *d);
+
+/* Wipes a heap block (malloc_usable_size bytes) and frees it: every buffer that held a
+ * request or response body goes this way, responses handed to callers included. */
+void rpc_free(void *p);
+/* The shared budget: take fails with -ENOBUFS past RPC_MEM_BUDGET. */
+int rpc_mem_take(size_t n);
+void rpc_mem_give(size_t n);
+size_t rpc_mem_in_use(void);
 
 /* ---- client ---- */
 struct grpc_result {
 	int status;	   /* enum grpc_status */
 	char message[256]; /* grpc-message, or our reason for a transport failure */
-	uint8_t *response; /* the response message for status OK (caller frees) */
+	uint8_t *response; /* the response message for status OK (caller frees: rpc_free) */
 	size_t response_len;
 };
 
@@ -112,6 +132,9 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c);
 /* Keepalive: a PING after idle_ms without traffic (default 15000, as the Go init server);
  * the connection fails when the ACK takes longer than ack_timeout_ms (default 20000). */
 void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms, int ack_timeout_ms);
+/* Deadlines: the connection ends after idle_ms without a stream (default 60000) and when a
+ * request has not ended request_ms after its HEADERS (default 30000; a slow peer's bytes). */
+void grpc_server_conn_set_deadlines(struct grpc_server_conn *c, int idle_ms, int request_ms);
 void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, int *acked);
 
 int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len);
