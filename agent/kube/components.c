@@ -1,5 +1,7 @@
-/* The component installer of spec §9: fetch (data: URLs decoded in place, http:// through the
- * agent's HTTP client, retried on network errors and the statuses Constellation retries),
+/* The component installer of spec §9: fetch (data: URLs decoded in place, http:// and https://
+ * through the agent's HTTP client with redirects followed, the https chain checked against
+ * the CA bundle of the root the components are installed into; retried on network errors
+ * and the statuses Constellation retries, never on a refused certificate or redirect),
  * verify "sha256:<hex>" (an empty hash skips it, as in Go, with a warning), then install:
  * a plain file with mode 0544, or a gzip'd tar extracted below install_path.
  *
@@ -76,29 +78,46 @@ static int retryable(int status)
 	       status == 504;
 }
 
-/* The component's bytes in *buf (malloc'd). */
-static int fetch(const char *url, int timeout_ms, uint8_t **buf, size_t *len)
+/* Errors of http_fetch that another attempt cannot cure. */
+static int permanent(int r)
 {
-	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
-	char err[160];
+	return r == -EKEYREJECTED || r == -ELOOP || r == -EPERM || r == -ENOKEY || r == -EINVAL ||
+	       r == -EFBIG || r == -ENOMEM;
+}
+
+/* The component's bytes in *buf (malloc'd). ca_path: the bundle for https:// (read once; a
+ * bundle that cannot be read fails an https:// URL, or a redirect to one, with its reason). */
+static int fetch(const char *url, const char *ca_path, int timeout_ms, uint8_t **buf, size_t *len)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms, quiet_until = 0;
+	struct ca_bundle ca = {0};
+	char err[300] = "", caerr[300] = "";
+	int r = 0, have_ca;
 
 	if (!strncmp(url, "data:", 5)) {
-		int r = data_url_decode(url, buf, len, err, sizeof err);
-
+		r = data_url_decode(url, buf, len, err, sizeof err);
 		return r < 0 ? log_err(r, "component: %s", err) : 0;
 	}
-	if (strncmp(url, "http://", 7))
-		return log_err(-EPROTONOSUPPORT, "component: %.200s: only data: and http:// URLs",
-			       url);
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return log_err(-EPROTONOSUPPORT,
+			       "component: %.200s: only data:, http:// and https:// URLs", url);
+	have_ca = ca_bundle_load(ca_path, &ca, caerr, sizeof caerr) == 0;
+	if (!have_ca && !strncmp(url, "https://", 8))
+		return log_err(-ENOKEY, "component: %.200s: %s", url, caerr);
+	if (have_ca && ca.skipped)
+		log_warn("component: CA bundle %s: %u certificates skipped (not decodable), %zu "
+			 "used",
+			 ca_path, ca.skipped, ca.n);
 	for (int attempt = 1; attempt <= FETCH_ATTEMPTS_MAX; attempt++) {
 		struct http_response resp;
 		uint64_t now = monotonic_ms();
-		int r;
 
 		if (now >= deadline)
 			break;
-		r = http_get(url, (int)(deadline - now), COMPONENT_MAX, &resp);
+		r = http_fetch(url, have_ca ? &ca : NULL, (int)(deadline - now), COMPONENT_MAX,
+			       &resp, err, sizeof err);
 		if (r == 0 && resp.status == 200) {
+			ca_bundle_free(&ca);
 			*buf = (uint8_t *)resp.buf;
 			memmove(*buf, resp.body, resp.len);
 			*len = resp.len;
@@ -107,16 +126,26 @@ static int fetch(const char *url, int timeout_ms, uint8_t **buf, size_t *len)
 		if (r == 0 && !retryable(resp.status)) {
 			log_error("component: %.200s: HTTP %d", url, resp.status);
 			http_response_free(&resp);
+			ca_bundle_free(&ca);
 			return -EIO;
 		}
 		if (r == 0) {
 			log_info("component: %.200s: HTTP %d, retrying", url, resp.status);
 			http_response_free(&resp);
+		} else if (permanent(r)) {
+			log_error("component: %.200s: %s%s%s", url, err, r == -ENOKEY ? ": " : "",
+				  r == -ENOKEY ? caerr : "");
+			ca_bundle_free(&ca);
+			return r;
+		} else if (monotonic_ms() >= quiet_until) { /* network errors: a line every 10 s */
+			log_info("component: %.200s: %s, retrying", url, err);
+			quiet_until = monotonic_ms() + 10000;
 		}
 		usleep(FETCH_RETRY_MS * 1000);
 	}
-	return log_err(-ETIMEDOUT, "component: %.200s: not fetched within %d s", url,
-		       timeout_ms / 1000);
+	ca_bundle_free(&ca);
+	return log_err(-ETIMEDOUT, "component: %.200s: not fetched within %d s%s%s%s", url,
+		       timeout_ms / 1000, r < 0 ? " (" : "", r < 0 ? err : "", r < 0 ? ")" : "");
 }
 
 /* A relative path of entry names without "..": "a/b" from "./a/b" or "/a/b"; NULL when it
@@ -308,7 +337,13 @@ out:
 
 int component_install(const struct component *c, const char *root, int timeout_ms)
 {
-	char dest[4096], hex[65];
+	return component_install_ca(c, root, NULL, timeout_ms);
+}
+
+int component_install_ca(const struct component *c, const char *root, const char *ca_bundle,
+			 int timeout_ms)
+{
+	char dest[4096], ca[4096], hex[65];
 	uint8_t *buf = NULL, sum[32];
 	size_t len = 0;
 	int r;
@@ -320,7 +355,12 @@ int component_install(const struct component *c, const char *root, int timeout_m
 	if (snprintf(dest, sizeof dest, "%s%s", root ? root : "", c->install_path) >=
 	    (int)sizeof dest)
 		return log_err(-ENAMETOOLONG, "component: install path too long");
-	if ((r = fetch(c->url, timeout_ms, &buf, &len)) < 0)
+	if (ca_bundle)
+		snprintf(ca, sizeof ca, "%s", ca_bundle);
+	else if (snprintf(ca, sizeof ca, "%s" CA_BUNDLE_DEFAULT, root ? root : "") >=
+		 (int)sizeof ca)
+		return log_err(-ENAMETOOLONG, "component: CA bundle path too long");
+	if ((r = fetch(c->url, ca, timeout_ms, &buf, &len)) < 0)
 		return r;
 	if (c->hash && c->hash[0]) {
 		br_sha256_context h;
