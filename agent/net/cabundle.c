@@ -57,8 +57,7 @@ static void dn_append(void *ctx, const void *p, size_t n)
 }
 
 /* Copies the decoded key (which points into the decoder) into one allocation with the DN. */
-static int anchor_add(struct ca_bundle *b, const struct dn_buf *dn, const br_x509_pkey *pk,
-		      int is_ca)
+static int anchor_add(struct ca_bundle *b, const struct dn_buf *dn, const br_x509_pkey *pk)
 {
 	br_x509_trust_anchor *ta = &b->ta[b->n];
 	size_t klen =
@@ -70,7 +69,9 @@ static int anchor_add(struct ca_bundle *b, const struct dn_buf *dn, const br_x50
 	memcpy(mem, dn->dn, dn->len);
 	ta->dn.data = mem;
 	ta->dn.len = dn->len;
-	ta->flags = is_ca ? BR_X509_TA_CA : 0;
+	/* a CA bundle: every anchor may issue, as OpenSSL treats its trust store (old v1 roots
+	 * carry no Basic Constraints) */
+	ta->flags = BR_X509_TA_CA;
 	ta->pkey.key_type = pk->key_type;
 	if (pk->key_type == BR_KEYTYPE_RSA) {
 		ta->pkey.key.rsa.n = mem + dn->len;
@@ -87,6 +88,18 @@ static int anchor_add(struct ca_bundle *b, const struct dn_buf *dn, const br_x50
 	}
 	b->n++;
 	return 0;
+}
+
+/* BearSSL keeps what follows "BEGIN " up to the line end, without trailing dashes; a CRLF file
+ * leaves "CERTIFICATE-----\r". */
+static int name_is_cert(const char *name)
+{
+	size_t n = strlen(name);
+
+	while (n > 0 && (name[n - 1] == '-' || (unsigned char)name[n - 1] <= ' '))
+		n--;
+	return (n == 11 && !strncmp(name, "CERTIFICATE", 11)) ||
+	       (n == 16 && !strncmp(name, "X509 CERTIFICATE", 16));
 }
 
 /* One decoded CERTIFICATE object: an anchor, or counted as skipped. */
@@ -110,7 +123,7 @@ static int cert_add(struct ca_bundle *b, const struct der_buf *d)
 	    (pk->key_type != BR_KEYTYPE_RSA && pk->key_type != BR_KEYTYPE_EC))
 		b->skipped++;
 	else
-		r = anchor_add(b, dn, pk, br_x509_decoder_isCA(x));
+		r = anchor_add(b, dn, pk);
 out:
 	free(x);
 	free(dn);
@@ -144,8 +157,7 @@ int ca_bundle_parse(const char *pem, size_t len, struct ca_bundle *b, char *err,
 		switch (br_pem_decoder_event(pc)) {
 		case BR_PEM_BEGIN_OBJ:
 			in_obj = 1;
-			in_cert = !strcmp(br_pem_decoder_name(pc), "CERTIFICATE") ||
-				  !strcmp(br_pem_decoder_name(pc), "X509 CERTIFICATE");
+			in_cert = name_is_cert(br_pem_decoder_name(pc));
 			d->len = 0;
 			d->overflow = 0;
 			br_pem_decoder_setdest(pc, in_cert ? der_append : NULL, d);
