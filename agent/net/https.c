@@ -1,7 +1,8 @@
 /* The TLS client under https://: ordinary web PKI, unlike aTLS. BearSSL's full client profile
  * narrowed to TLS 1.2 with ECDHE and AEAD suites (what GitHub, CDNs and Python's ssl all
  * offer), the server name sent as SNI and checked by br_x509_minimal against the chain, the
- * chain checked against the CA bundle's anchors at the system clock's time. The engine is
+ * chain checked against the CA bundle's anchors at the system clock's time (an address host
+ * against the certificate's iPAddress names, below). The engine is
  * driven over a non-blocking socket with poll, every wait bounded by the caller's deadline. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,13 +17,30 @@
 #include <bearssl.h>
 
 #include "base/base.h"
+#include "base/der.h"
 #include "net.h"
+
+#define EE_CERT_MAX 16384 /* the server's own certificate, kept for the address check */
+
+/* For https://ADDRESS: br_x509_minimal checks the chain with no name (it matches DNS names
+ * only), and end_chain then requires ADDRESS among the iPAddress names of the server's
+ * certificate, as Go's crypto/x509 and OpenSSL do. No SNI is sent for an address (RFC 6066). */
+struct ip_check {
+	const br_x509_class *vtable;
+	br_x509_minimal_context *inner;
+	uint8_t ip[16];
+	size_t iplen;
+	int ncert, overflow;
+	size_t ee_len;
+	uint8_t ee[EE_CERT_MAX];
+};
 
 struct tls_client {
 	int fd;
 	char host[256];
 	br_ssl_client_context sc;
 	br_x509_minimal_context xc;
+	struct ip_check ipc;
 	unsigned char iobuf[BR_SSL_BUFSIZE_BIDI];
 };
 
@@ -45,7 +63,8 @@ static void tls_why(struct tls_client *c, int e, char *err, size_t errlen)
 		errbuf_set(err, errlen, "%s: certificate not issued by a CA of the bundle", h);
 		break;
 	case BR_ERR_X509_BAD_SERVER_NAME:
-		errbuf_set(err, errlen, "%s: certificate is not for this host name", h);
+		errbuf_set(err, errlen, "%s: certificate is not for this host %s", h,
+			   c->ipc.iplen ? "address" : "name");
 		break;
 	case BR_ERR_X509_EXPIRED:
 		errbuf_set(err, errlen, "%s: certificate expired or not yet valid", h);
@@ -152,11 +171,114 @@ static int pump(struct tls_client *c, unsigned want, uint64_t deadline, char *er
 	}
 }
 
-static int is_ip_literal(const char *host)
+int x509_has_ip_san(const uint8_t *der, size_t len, const uint8_t *ip, size_t iplen)
 {
-	uint8_t a[16];
+	static const uint8_t san_oid[] = {0x55, 0x1d, 0x11}; /* 2.5.29.17 */
+	struct der_in in = {der, len}, cert, tbs, el, exts;
+	uint8_t tag;
 
-	return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+	if (der_expect(&in, 0x30, &cert, NULL) < 0 || der_expect(&cert, 0x30, &tbs, NULL) < 0)
+		return 0;
+	do { /* version, serial, algorithm, issuer, validity, subject, key, unique IDs */
+		if (der_next(&tbs, &tag, &el, NULL) < 0)
+			return 0;
+	} while (tag != 0xa3);
+	if (der_expect(&el, 0x30, &exts, NULL) < 0)
+		return 0;
+	while (exts.len) {
+		struct der_in ext, oid, val, names, name;
+
+		if (der_expect(&exts, 0x30, &ext, NULL) < 0 ||
+		    der_expect(&ext, 0x06, &oid, NULL) < 0)
+			return 0;
+		if (!der_oid_is(&oid, san_oid, sizeof san_oid))
+			continue;
+		(void)der_expect(&ext, 0x01, &val, NULL); /* critical, when present */
+		if (der_expect(&ext, 0x04, &val, NULL) < 0 ||
+		    der_expect(&val, 0x30, &names, NULL) < 0)
+			return 0;
+		while (names.len) {
+			if (der_next(&names, &tag, &name, NULL) < 0)
+				return 0;
+			if (tag == 0x87 && name.len == iplen && !memcmp(name.p, ip, iplen))
+				return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static void ipc_start_chain(const br_x509_class **ctx, const char *server_name)
+{
+	struct ip_check *c = (struct ip_check *)ctx;
+
+	(void)server_name;
+	c->ncert = c->overflow = 0;
+	c->ee_len = 0;
+	c->inner->vtable->start_chain(&c->inner->vtable, NULL);
+}
+
+static void ipc_start_cert(const br_x509_class **ctx, uint32_t length)
+{
+	struct ip_check *c = (struct ip_check *)ctx;
+
+	if (++c->ncert == 1 && length > sizeof c->ee)
+		c->overflow = 1;
+	c->inner->vtable->start_cert(&c->inner->vtable, length);
+}
+
+static void ipc_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
+{
+	struct ip_check *c = (struct ip_check *)ctx;
+
+	if (c->ncert == 1 && !c->overflow) {
+		if (len > sizeof c->ee - c->ee_len)
+			c->overflow = 1;
+		else
+			memcpy(c->ee + c->ee_len, buf, len), c->ee_len += len;
+	}
+	c->inner->vtable->append(&c->inner->vtable, buf, len);
+}
+
+static void ipc_end_cert(const br_x509_class **ctx)
+{
+	struct ip_check *c = (struct ip_check *)ctx;
+
+	c->inner->vtable->end_cert(&c->inner->vtable);
+}
+
+static unsigned ipc_end_chain(const br_x509_class **ctx)
+{
+	struct ip_check *c = (struct ip_check *)ctx;
+	unsigned r = c->inner->vtable->end_chain(&c->inner->vtable);
+
+	if (r)
+		return r;
+	if (c->overflow || !x509_has_ip_san(c->ee, c->ee_len, c->ip, c->iplen))
+		return BR_ERR_X509_BAD_SERVER_NAME;
+	return 0;
+}
+
+static const br_x509_pkey *ipc_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
+{
+	const struct ip_check *c = (const struct ip_check *)ctx;
+
+	return c->inner->vtable->get_pkey(&c->inner->vtable, usages);
+}
+
+static const br_x509_class ipc_class = {
+    sizeof(struct ip_check), ipc_start_chain, ipc_start_cert, ipc_append, ipc_end_cert,
+    ipc_end_chain,	     ipc_get_pkey,
+};
+
+/* The address of an IP literal host in ipc; 0 when host is a name. */
+static int ip_literal(const char *host, struct ip_check *ipc)
+{
+	if (inet_pton(AF_INET, host, ipc->ip) == 1)
+		ipc->iplen = 4;
+	else if (inet_pton(AF_INET6, host, ipc->ip) == 1)
+		ipc->iplen = 16;
+	return ipc->iplen != 0;
 }
 
 int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64_t deadline,
@@ -168,13 +290,6 @@ int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64
 
 	if (strlen(host) == 0 || strlen(host) >= sizeof c->host)
 		return errbuf_set(err, errlen, "https: bad host name");
-	/* br_x509_minimal matches DNS names only: an address would go unchecked */
-	if (is_ip_literal(host))
-		return errbuf_set(
-		    err, errlen,
-		    "%.64s: https needs a host name to check the certificate against, "
-		    "not an address",
-		    host);
 	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return -errno;
 	c = calloc(1, sizeof *c);
@@ -190,7 +305,12 @@ int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64
 	br_x509_minimal_set_time(&c->xc, (uint32_t)(now.tv_sec / 86400) + 719528,
 				 (uint32_t)(now.tv_sec % 86400));
 	br_ssl_engine_set_buffer(&c->sc.eng, c->iobuf, sizeof c->iobuf, 1);
-	if (!br_ssl_client_reset(&c->sc, c->host, 0)) {
+	if (ip_literal(host, &c->ipc)) {
+		c->ipc.vtable = &ipc_class;
+		c->ipc.inner = &c->xc;
+		br_ssl_engine_set_x509(&c->sc.eng, &c->ipc.vtable);
+	}
+	if (!br_ssl_client_reset(&c->sc, c->ipc.iplen ? NULL : c->host, 0)) {
 		tls_why(c, br_ssl_engine_last_error(&c->sc.eng), err, errlen);
 		free(c);
 		return -EPROTO;

@@ -77,7 +77,8 @@ int ca_bundle_load(const char *path, struct ca_bundle *b, char *err, size_t errl
 void ca_bundle_free(struct ca_bundle *b);
 
 /* A TLS 1.2 client on a connected non-blocking socket fd (not closed here): SNI host, the chain
- * checked against ca and host at the system clock's time. host must be a name, not an address.
+ * checked against ca and host at the system clock's time. An address host (no SNI) must be an
+ * iPAddress name of the server's certificate.
  * Every call finishes by deadline (monotonic_ms). Errors: -EKEYREJECTED when the certificate
  * was refused, -ETIMEDOUT, other -errno; one line naming the host in err. */
 struct tls_client;
@@ -89,6 +90,8 @@ int tls_client_write(struct tls_client *c, const void *data, size_t len, uint64_
 ssize_t tls_client_read(struct tls_client *c, void *out, size_t cap, uint64_t deadline, char *err,
 			size_t errlen);
 void tls_client_free(struct tls_client *c);
+/* 1 when the DER certificate's subjectAltName holds the address ip (4 or 16 bytes). */
+int x509_has_ip_san(const uint8_t *der, size_t len, const uint8_t *ip, size_t iplen);
 
 #define HTTP_REDIRECTS_MAX 10
 /* GET url (http:// or https://) within timeout_ms for the whole chain, following 301, 302,
@@ -153,5 +156,12 @@ int ip_config_parse(const char *s, struct ip_config *ic, char *err, size_t errle
 int net_up(const struct ip_config *ic, const char *resolv);
 /* "nameserver" lines for the non-zero entries of dns, replacing path. */
 int resolv_conf_write(const char *path, const uint32_t dns[2], const char *origin);
+/* Before switch_root to newroot: src (the initramfs's resolv.conf from the lease) copied to
+ * rundir/constel/resolv.conf (rundir: the /run tmpfs that moves into newroot), and
+ * newroot/etc/resolv.conf made to show it: a bind mount over a regular file, or the file
+ * written where a symlink into /run points. A missing src or an /etc/resolv.conf that cannot
+ * be covered is one line and 0. After switch_root, update the servers by rewriting
+ * /etc/resolv.conf in place (a rename would leave the bind mount on the old file). (resolv.c) */
+int resolv_conf_carry(const char *src, const char *newroot, const char *rundir);
 
 #endif

@@ -12,9 +12,10 @@ mkdir -p "$work/www" "$work/root"
 
 # The PKI: CA "one" (in the bundle, between a comment, a key and a broken certificate as a
 # real bundle may hold), CA "two" (not in it); leaf certificates for localhost from one (good),
-# for another name from one, for localhost from one but expired, and for localhost from two.
+# for another name from one, for localhost from one but expired, for localhost from two, and
+# for the address 127.0.0.1 from one.
 python3 - "$work" <<'PY' || { fail https_test_pki "could not make the test CA"; exit 0; }
-import datetime, sys
+import datetime, ipaddress, sys
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -31,11 +32,12 @@ def ca(cn, key):
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
         .sign(key, hashes.SHA256()))
-def leaf(out, dns, ca_cert, ca_key, nb, na, key):
+def leaf(out, dns, ca_cert, ca_key, nb, na, key, ip=None):
+    san = [x509.DNSName(dns)] + ([x509.IPAddress(ipaddress.ip_address(ip))] if ip else [])
     c = (x509.CertificateBuilder().subject_name(name(dns)).issuer_name(ca_cert.subject)
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
         .not_valid_before(nb).not_valid_after(na)
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns)]), critical=False)
+        .add_extension(x509.SubjectAlternativeName(san), critical=False)
         .sign(ca_key, hashes.SHA256()))
     open(f"{d}/{out}.pem", "wb").write(pem(c) + key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
@@ -45,6 +47,7 @@ ek = ec.generate_private_key(ec.SECP256R1()); rk = rsa.generate_private_key(publ
 leaf("good", "localhost", c1, k1, now - day, now + 10 * day, ek)
 leaf("goodrsa", "localhost", c1, k1, now - day, now + 10 * day, rk)
 leaf("wrongname", "other.example", c1, k1, now - day, now + 10 * day, ek)
+leaf("ipgood", "components.test", c1, k1, now - day, now + 10 * day, ek, ip="127.0.0.1")
 leaf("expired", "localhost", c1, k1, now - 10 * day, now - day, ek)
 leaf("otherca", "localhost", c2, k2, now - day, now + 10 * day, ek)
 broken = pem(c2).replace(b"MII", b"MIX", 1)  # decodes as base64, not as a certificate
@@ -94,7 +97,7 @@ def serve(key, cert):
         s.socket = ctx.wrap_socket(s.socket, server_side=True)
     ports[key] = s.server_address[1]
     threading.Thread(target=s.serve_forever, daemon=True).start()
-for k in ["good", "goodrsa", "wrongname", "expired", "otherca"]: serve(k, k)
+for k in ["good", "goodrsa", "wrongname", "expired", "otherca", "ipgood"]: serve(k, k)
 serve("http", None)
 print(" ".join("%s=%d" % kv for kv in ports.items()), flush=True)
 threading.Event().wait()
@@ -192,10 +195,17 @@ install "http://localhost:$(port http)/tohttps" "${bundle[@]}" && installed && p
 t=http_redirect_chain_stays_plain
 install "http://127.0.0.1:$(port http)/r/4" && installed && pass $t || fail $t "$(cat "$work/err")"
 
-t=https_address_instead_of_name_refused
+t=https_address_checked_against_the_ip_names_without_sni
+install "https://127.0.0.1:$(port ipgood)/payload.bin" "${bundle[@]}"
+rc=$?
+[ $rc = 0 ] && installed && grep -qx "ipgood None" "$work/sni.log" && pass $t ||
+	fail $t "exit $rc: $(cat "$work/err"); sni: $(cat "$work/sni.log")"
+
+t=https_address_not_in_the_certificate_refused
 install "https://127.0.0.1:$(port good)/payload.bin" "${bundle[@]}"
 rc=$?
-[ $rc = 1 ] && one_line 'https needs a host name' && pass $t || fail $t "exit $rc: $(cat "$work/err")"
+[ $rc = 1 ] && one_line '127.0.0.1: certificate is not for this host address' && pass $t ||
+	fail $t "exit $rc: $(cat "$work/err")"
 
 t=https_redirects_share_one_deadline
 # each hop answers after 0.8 s: the fourth answer would come after 3.2 s of a 2 s budget
