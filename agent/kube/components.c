@@ -85,14 +85,36 @@ static int permanent(int r)
 	       r == -EFBIG || r == -ENOMEM;
 }
 
-/* The component's bytes in *buf (malloc'd). ca_path: the bundle for https:// (read once; a
- * bundle that cannot be read fails an https:// URL, or a redirect to one, with its reason). */
+/* The CA bundle, read at the first https:// need and kept for the process: parsing Debian's
+ * (about 145 certificates) takes about 35 ms, and a node installs several components. A
+ * bundle that could not be read is tried again at the next need. */
+static struct ca_bundle bundle;
+static char bundle_path[4096];
+
+static const struct ca_bundle *bundle_get(const char *path, char *err, size_t errlen)
+{
+	if (bundle.n && !strcmp(bundle_path, path))
+		return &bundle;
+	ca_bundle_free(&bundle);
+	bundle_path[0] = 0;
+	if (ca_bundle_load(path, &bundle, err, errlen) < 0)
+		return NULL;
+	snprintf(bundle_path, sizeof bundle_path, "%s", path);
+	if (bundle.skipped)
+		log_warn("component: CA bundle %s: %u certificates skipped (not decodable), %zu "
+			 "used",
+			 path, bundle.skipped, bundle.n);
+	return &bundle;
+}
+
+/* The component's bytes in *buf (malloc'd). ca_path: the bundle for https://, read when the
+ * URL or a redirect is https; one that cannot be read fails the fetch with its reason. */
 static int fetch(const char *url, const char *ca_path, int timeout_ms, uint8_t **buf, size_t *len)
 {
 	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms, quiet_until = 0;
-	struct ca_bundle ca = {0};
+	const struct ca_bundle *ca = NULL;
 	char err[300] = "", caerr[300] = "";
-	int r = 0, have_ca;
+	int r = 0;
 
 	if (!strncmp(url, "data:", 5)) {
 		r = data_url_decode(url, buf, len, err, sizeof err);
@@ -101,23 +123,23 @@ static int fetch(const char *url, const char *ca_path, int timeout_ms, uint8_t *
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
 		return log_err(-EPROTONOSUPPORT,
 			       "component: %.200s: only data:, http:// and https:// URLs", url);
-	have_ca = ca_bundle_load(ca_path, &ca, caerr, sizeof caerr) == 0;
-	if (!have_ca && !strncmp(url, "https://", 8))
+	if (!strncmp(url, "https://", 8) && !(ca = bundle_get(ca_path, caerr, sizeof caerr)))
 		return log_err(-ENOKEY, "component: %.200s: %s", url, caerr);
-	if (have_ca && ca.skipped)
-		log_warn("component: CA bundle %s: %u certificates skipped (not decodable), %zu "
-			 "used",
-			 ca_path, ca.skipped, ca.n);
 	for (int attempt = 1; attempt <= FETCH_ATTEMPTS_MAX; attempt++) {
 		struct http_response resp;
 		uint64_t now = monotonic_ms();
 
 		if (now >= deadline)
 			break;
-		r = http_fetch(url, have_ca ? &ca : NULL, (int)(deadline - now), COMPONENT_MAX,
-			       &resp, err, sizeof err);
+		r = http_fetch(url, ca, (int)(deadline - now), COMPONENT_MAX, &resp, err,
+			       sizeof err);
+		if (r == -ENOKEY && !ca) { /* an http:// URL redirected to https:// */
+			if (!(ca = bundle_get(ca_path, caerr, sizeof caerr)))
+				return log_err(-ENOKEY, "component: %.200s: %s: %s", url, err,
+					       caerr);
+			continue;
+		}
 		if (r == 0 && resp.status == 200) {
-			ca_bundle_free(&ca);
 			*buf = (uint8_t *)resp.buf;
 			memmove(*buf, resp.body, resp.len);
 			*len = resp.len;
@@ -126,16 +148,13 @@ static int fetch(const char *url, const char *ca_path, int timeout_ms, uint8_t *
 		if (r == 0 && !retryable(resp.status)) {
 			log_error("component: %.200s: HTTP %d", url, resp.status);
 			http_response_free(&resp);
-			ca_bundle_free(&ca);
 			return -EIO;
 		}
 		if (r == 0) {
 			log_info("component: %.200s: HTTP %d, retrying", url, resp.status);
 			http_response_free(&resp);
 		} else if (permanent(r)) {
-			log_error("component: %.200s: %s%s%s", url, err, r == -ENOKEY ? ": " : "",
-				  r == -ENOKEY ? caerr : "");
-			ca_bundle_free(&ca);
+			log_error("component: %.200s: %s", url, err);
 			return r;
 		} else if (monotonic_ms() >= quiet_until) { /* network errors: a line every 10 s */
 			log_info("component: %.200s: %s, retrying", url, err);
@@ -143,7 +162,6 @@ static int fetch(const char *url, const char *ca_path, int timeout_ms, uint8_t *
 		}
 		usleep(FETCH_RETRY_MS * 1000);
 	}
-	ca_bundle_free(&ca);
 	return log_err(-ETIMEDOUT, "component: %.200s: not fetched within %d s%s%s%s", url,
 		       timeout_ms / 1000, r < 0 ? " (" : "", r < 0 ? err : "", r < 0 ? ")" : "");
 }

@@ -192,6 +192,13 @@ t=http_redirect_to_https_followed
 install "http://localhost:$(port http)/tohttps" "${bundle[@]}" && installed && pass $t ||
 	fail $t "$(cat "$work/err")"
 
+t=http_needs_no_bundle_until_a_redirect_to_https
+install "http://127.0.0.1:$(port http)/payload.bin" --ca-bundle "$work/missing.crt" && installed &&
+	install "http://localhost:$(port http)/tohttps" --ca-bundle "$work/missing.crt"
+rc=$?
+[ $rc = 1 ] && one_line 'https without a CA bundle: CA bundle .*missing.crt: No such file' && pass $t ||
+	fail $t "exit $rc: $(cat "$work/err")"
+
 t=http_redirect_chain_stays_plain
 install "http://127.0.0.1:$(port http)/r/4" && installed && pass $t || fail $t "$(cat "$work/err")"
 
