@@ -339,8 +339,8 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 			       url);
 	r = request(&u, NULL, deadline, max, resp, err, sizeof err);
 	if (r < 0)
-		return log_err(r, "http: GET %.200s: %s", url, err);
-	return 0;
+		log_error("http: GET %.200s: %s", url, err); /* err says why */
+	return r;
 }
 
 /* The value of header name in the head of a parsed response (buf up to body), trimmed. */
