@@ -66,9 +66,17 @@ static void tls_why(struct tls_client *c, int e, char *err, size_t errlen)
 		errbuf_set(err, errlen, "%s: certificate is not for this host %s", h,
 			   c->ipc.iplen ? "address" : "name");
 		break;
-	case BR_ERR_X509_EXPIRED:
-		errbuf_set(err, errlen, "%s: certificate expired or not yet valid", h);
+	case BR_ERR_X509_EXPIRED: { /* a node whose clock is wrong sees this for every server */
+		char now[32] = "?";
+		time_t t = time(NULL);
+		struct tm tm;
+
+		if (gmtime_r(&t, &tm))
+			strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		errbuf_set(err, errlen, "%s: certificate expired or not yet valid (system time %s)",
+			   h, now);
 		break;
+	}
 	case BR_ERR_X509_NOT_CA:
 	case BR_ERR_X509_FORBIDDEN_KEY_USAGE:
 	case BR_ERR_X509_DN_MISMATCH:
