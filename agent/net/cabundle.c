@@ -149,12 +149,18 @@ int ca_bundle_parse(const char *pem, size_t len, struct ca_bundle *b, char *err,
 		const char *p = off < len ? pem + off : "\n";
 		size_t n = off < len ? len - off : 1;
 		size_t k = br_pem_decoder_push(pc, p, n);
+		int ev;
 
 		if (off < len)
 			off += k;
 		else
 			tail = 1;
-		switch (br_pem_decoder_event(pc)) {
+		ev = br_pem_decoder_event(pc);
+		if (k == 0 && ev == 0) { /* no progress and no event: never seen, but bounded */
+			r = errbuf_set(err, errlen, "PEM decoder stuck at byte %zu", off);
+			break;
+		}
+		switch (ev) {
 		case BR_PEM_BEGIN_OBJ:
 			in_obj = 1;
 			in_cert = name_is_cert(br_pem_decoder_name(pc));

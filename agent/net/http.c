@@ -254,6 +254,8 @@ static int request(const struct url *u, const struct ca_bundle *ca, uint64_t dea
 		return -ETIMEDOUT;
 	}
 	st.fd = tcp_dial(u->hostport, (int)(deadline - now), err, errlen);
+	if (st.fd == -EINVAL) /* the name did not resolve (yet): worth another try */
+		return -EHOSTUNREACH;
 	if (st.fd < 0)
 		return st.fd;
 	if (u->tls && (r = tls_client_open(st.fd, u->host, ca, deadline, &st.tls, err, errlen)) < 0)
@@ -389,6 +391,9 @@ int http_location_resolve(const char *base, const char *loc, char *out, size_t c
 		n = snprintf(out, cap, "%s://%s%s", b.tls ? "https" : "http", b.hosthdr, loc);
 	else if (strchr(loc, ':') && strcspn(loc, ":") < strcspn(loc, "/?#"))
 		return -EINVAL; /* another scheme */
+	else if (loc[0] == '?') /* a new query for the same path */
+		n = snprintf(out, cap, "%s://%s%.*s%s", b.tls ? "https" : "http", b.hosthdr,
+			     (int)strcspn(b.path, "?"), b.path, loc);
 	else { /* relative to the base path's directory (RFC 3986 5.2.3, without dot segments) */
 		size_t dir = strcspn(b.path, "?");
 

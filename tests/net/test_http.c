@@ -93,6 +93,8 @@ TEST(http_location_resolves_absolute_and_relative_redirects)
 	CHECK(!strcmp(out, "https://github.com:443/root"));
 	CHECK(http_location_resolve(base, "v2/kubelet", out, sizeof out) == 0);
 	CHECK(!strcmp(out, "https://github.com:443/org/repo/releases/download/v1/v2/kubelet"));
+	CHECK(http_location_resolve(base, "?x=2", out, sizeof out) == 0);
+	CHECK(!strcmp(out, "https://github.com:443/org/repo/releases/download/v1/kubelet?x=2"));
 	CHECK(http_location_resolve("http://h", "x", out, sizeof out) == 0);
 	CHECK(!strcmp(out, "http://h/x"));
 	/* what could not be fetched, or would split the request line, is refused */
