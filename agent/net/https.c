@@ -2,8 +2,8 @@
  * narrowed to TLS 1.2 with ECDHE and AEAD suites (what GitHub, CDNs and Python's ssl all
  * offer), the server name sent as SNI and checked by br_x509_minimal against the chain, the
  * chain checked against the CA bundle's anchors at the system clock's time (an address host
- * against the certificate's iPAddress names, below). The engine is
- * driven over a non-blocking socket with poll, every wait bounded by the caller's deadline. */
+ * against the certificate's iPAddress names, below). The engine is driven over a non-blocking
+ * socket with poll, every wait bounded by the caller's deadline. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -298,8 +298,10 @@ int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64
 
 	if (strlen(host) == 0 || strlen(host) >= sizeof c->host)
 		return errbuf_set(err, errlen, "https: bad host name");
-	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
-		return -errno;
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0) {
+		errbuf_set(err, errlen, "%s: no system time for the certificate check", host);
+		return -EIO;
+	}
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return -ENOMEM;
@@ -320,12 +322,12 @@ int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64
 	}
 	if (!br_ssl_client_reset(&c->sc, c->ipc.iplen ? NULL : c->host, 0)) {
 		tls_why(c, br_ssl_engine_last_error(&c->sc.eng), err, errlen);
-		free(c);
+		tls_client_free(c);
 		return -EPROTO;
 	}
 	r = pump(c, BR_SSL_SENDAPP, deadline, err, errlen);
 	if (r < 0) {
-		free(c);
+		tls_client_free(c); /* the handshake's secrets wiped too */
 		return r;
 	}
 	*ret = c;
