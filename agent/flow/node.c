@@ -198,8 +198,11 @@ static int handover(struct node *n)
 			return 0;
 		}
 		if ((r = boot_mount_root(&br)) < 0 ||
-		    (r = boot_bind_state(n->state, "/sysroot")) < 0 ||
-		    (r = boot_switch_root("/sysroot")) < 0)
+		    (r = boot_bind_state(n->state, "/sysroot")) < 0)
+			return r;
+		/* the lease's DNS servers for the real root (net/resolv.c); failing is one line */
+		(void)resolv_conf_carry("/etc/resolv.conf", "/sysroot", "/run");
+		if ((r = boot_switch_root("/sysroot")) < 0)
 			return r;
 		log_info("handover: switched to the real root %s", n->c->real_root);
 		return 0;
