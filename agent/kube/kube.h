@@ -192,4 +192,38 @@ struct kube_init_run {
 };
 int kube_init_run(const struct kube_init_run *r, int out_fd);
 
+/* ---- kubelet's command line (kubeletflags.c) ---- */
+#define KUBELET_ENV_FILE_MAX  65536 /* bytes of one environment file */
+#define KUBELET_WORDS_MAX     256   /* words of one variable */
+#define KUBELET_WORD_MAX      4096  /* bytes of one word */
+#define KUBELET_ENV_FILES_MAX 4
+
+/* systemd's EnvironmentFile= syntax (KEY=value lines, '#'/';' comments, '...' literal, "..."
+ * with \ " ` $ and newline escapes, unquoted backslash escapes, trailing blanks dropped, a
+ * later assignment winning): the value of key in text, NUL-terminated in val. 1 found, 0
+ * absent, -EINVAL with one line in err for a malformed file (too large, NUL, invalid UTF-8,
+ * an invalid variable name, a value of key longer than cap - 1). */
+int env_file_value(const char *text, size_t len, const char *key, char *val, size_t cap, char *err,
+		   size_t errlen);
+
+struct kubelet_env_text {
+	const char *name; /* for the log */
+	const char *text; /* NULL: the file is missing */
+	size_t len;
+};
+/* kubelet_argv on file contents already read (the files in systemd's order). */
+int kubelet_argv_text(const struct kubelet_env_text *files, size_t n_files, const char *kubelet,
+		      char *arena, size_t cap, const char **argv, size_t max_argv);
+
+/* kubelet's argv for root ("" on a node after switch_root; the host-mode root folder
+ * otherwise): argv[0] = kubelet, then --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-
+ * kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml,
+ * the words of KUBELET_KUBEADM_ARGS and KUBELET_EXTRA_ARGS from root/var/lib/kubelet/
+ * kubeadm-flags.env and root/etc/default/kubelet (split at whitespace, as systemd expands
+ * $VAR), argv[argc] = NULL; the strings live in arena. Returns argc, or -errno (one line)
+ * when arena/argv are too small. A missing or malformed env file is not an error (one line
+ * when malformed). */
+int kubelet_argv(const char *root, const char *kubelet, char *arena, size_t cap, const char **argv,
+		 size_t max_argv);
+
 #endif
