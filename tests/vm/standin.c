@@ -764,30 +764,61 @@ out:
 		close(fd);
 }
 
-/* The kubelet's TLS bootstrap: with only bootstrap-kubelet.conf, a client certificate and a
- * kubelet.conf that points at it; with kubelet.conf, the certificate it rotates; with
- * neither, standalone mode (no cluster, no certificate). */
-static void tls_bootstrap(void)
+/* kubelet's run.go line for a failure before it runs, on stderr, then status 1. */
+static int kubelet_fails(int start, const char *err)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	fprintf(stderr,
+		"E%02d%02d %02d:%02d:%02d.000000 %6d run.go:74] \"command failed\" err=\"%s\"\n",
+		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid(), err);
+	say("@@STANDIN kubelet: start %d: exit 1: %.160s", start, err);
+	return 1;
+}
+
+/* The kubelet's client: with --kubeconfig's file, the certificate it rotates; else the TLS
+ * bootstrap from --bootstrap-kubeconfig's file (a client certificate and a kubeconfig that
+ * points at it); a kubeconfig flag whose file is missing is kubelet's error; no kubeconfig
+ * flag at all is standalone mode (no cluster, no certificate). */
+static int tls_bootstrap(int argc, char **argv, int start)
 {
 	static const char pem[] = "-----BEGIN CERTIFICATE-----\n"
 				  "c3RhbmRpbiBrdWJlbGV0IGNsaWVudCBjZXJ0aWZpY2F0ZQ==\n"
 				  "-----END CERTIFICATE-----\n";
+	const char *kc = arg_after(argc, argv, "--kubeconfig"),
+		   *boot = arg_after(argc, argv, "--bootstrap-kubeconfig");
+	char err[512];
 
-	if (exists(KUBELET_CONF)) {
+	if (kc && exists(kc)) {
 		say("@@DATA kubelet_bootstrap kubeconfig");
-	} else if (exists(BOOTSTRAP_CONF)) {
+	} else if (boot && exists(boot) && kc) {
 		say("@@DATA kubelet_bootstrap tls-bootstrap");
-		write_text(KUBELET_CONF,
+		write_text(kc,
 			   "apiVersion: v1\nkind: Config\nusers:\n- name: default-auth\n  user:\n"
 			   "    client-certificate: " CLIENT_PEM "\n    client-key: " CLIENT_PEM
 			   "\n",
 			   0600);
+	} else if (boot) {
+		snprintf(err, sizeof err,
+			 "failed to run Kubelet: unable to load bootstrap kubeconfig: stat %s: no "
+			 "such file or directory",
+			 boot);
+		return kubelet_fails(start, err);
+	} else if (kc) {
+		snprintf(err, sizeof err,
+			 "failed to run Kubelet: invalid kubeconfig: stat %s: no such file or "
+			 "directory",
+			 kc);
+		return kubelet_fails(start, err);
 	} else {
 		say("@@DATA kubelet_bootstrap none (standalone mode)");
-		return;
+		return 0;
 	}
 	if (!exists(CLIENT_PEM))
 		write_text(CLIENT_PEM, pem, 0600);
+	return 0;
 }
 
 static int kubelet(int argc, char **argv)
@@ -805,24 +836,21 @@ static int kubelet(int argc, char **argv)
 
 	/* kubelet's run.go: "command failed" when the --config file cannot be read */
 	if (!cfg || !exists(cfg)) {
-		time_t now = time(NULL);
-		struct tm tm;
+		char err[512];
+		const char *c = cfg ? cfg : "";
 
-		gmtime_r(&now, &tm);
-		fprintf(stderr,
-			"E%02d%02d %02d:%02d:%02d.000000 %6d run.go:74] \"command failed\" "
-			"err=\"failed to load kubelet config file, path: %s, error: failed to "
-			"load Kubelet config file %s, error failed to read kubelet config file "
-			"\\\"%s\\\", error: open %s: no such file or directory\"\n",
-			tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid(),
-			cfg ? cfg : "", cfg ? cfg : "", cfg ? cfg : "", cfg ? cfg : "");
-		say("@@STANDIN kubelet: start %d: exit 1, no %s", start, cfg ? cfg : "--config");
-		return 1;
+		snprintf(err, sizeof err,
+			 "failed to load kubelet config file, path: %s, error: failed to load "
+			 "Kubelet config file %s, error failed to read kubelet config file "
+			 "\\\"%s\\\", error: open %s: no such file or directory",
+			 c, c, c, c);
+		return kubelet_fails(start, err);
 	}
+	if (tls_bootstrap(argc, argv, start) != 0) /* before the runtime, as in server.go */
+		return 1;
 	say("@@DATA kubelet_starts %d", start);
 	check_argv(argc, argv);
 	check_hostname(argc, argv);
-	tls_bootstrap(); /* before the runtime, as kubelet's server.go does it */
 	ask_containerd();
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
 		report_file(files[i]);
