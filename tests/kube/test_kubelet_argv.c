@@ -325,3 +325,69 @@ TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
 	CHECK(!strstr(out, "missing"));
 	free(out);
 }
+
+static char *run_double(const char *dir, const char *const *argv, int *status)
+{
+	static char out[16384];
+	pid_t pid;
+	FILE *f;
+	size_t n;
+
+	unlink(harness_path(dir, "double.out"));
+	pid = spawn_in(dir, "control-plane-0", argv, "double.out");
+	*status = -1;
+	if (pid > 0)
+		waitpid(pid, status, 0);
+	f = fopen(harness_path(dir, "double.out"), "r");
+	n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	return out;
+}
+
+TEST(kubeadm_double_fails_as_kubeadm_without_a_kubelet_and_prints_the_token_unless_told)
+{
+	const char *join[] = {"/usr/bin/kubeadm", "join", "--config", "/tmp/cfg.yaml", NULL};
+	const char *init[] = {"/usr/bin/kubeadm", "init",	   "-v=5",
+			      "--config",	  "/tmp/cfg.yaml", NULL};
+	const char *quiet[] = {"/usr/bin/kubeadm", "init",	    "-v=5", "--skip-token-print",
+			       "--config",	   "/tmp/cfg.yaml", NULL};
+	char dir[64], *out, token_line[64];
+	int st, join_failed, said, printed, withheld, files;
+
+	if (access("build/vm/standin", X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+		return;
+	}
+	harness_tmpdir(dir, "kubeadm-double");
+	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
+	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "1\n");
+	put_file(dir, "/usr/share/standin/banner-token", "k8f3x2.q7w1e9r4t6y8u0i2\n");
+	put_file(dir, "/tmp/cfg.yaml", join_cfg);
+	out = run_double(dir, join, &st);
+	join_failed = WIFEXITED(st) && WEXITSTATUS(st) == 1;
+	said = strstr(out, "error execution phase kubelet-start: timed out waiting for the "
+			   "condition") != NULL;
+	files = access(harness_path(dir, "var/lib/kubelet/config.yaml"), F_OK) == 0 &&
+		access(harness_path(dir, "var/lib/kubelet/kubeadm-flags.env"), F_OK) == 0 &&
+		access(harness_path(dir, "etc/kubernetes/bootstrap-kubelet.conf"), F_OK) == 0;
+	/* init, with the kubelet's certificate already there */
+	put_file(dir, "/var/lib/kubelet/pki/kubelet-client-current.pem", "pem\n");
+	put_file(dir, "/tmp/cfg.yaml",
+		 "kind: InitConfiguration\nnodeRegistration:\n  name: "
+		 "control-plane-0\n---\nkind: ClusterConfiguration\n"
+		 "controlPlaneEndpoint: 10.42.1.100:6443\n");
+	out = run_double(dir, init, &st);
+	snprintf(token_line, sizeof token_line, "--token %s", "k8f3x2.q7w1e9r4t6y8u0i2");
+	printed = WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+		  strstr(out, "kubeadm join 10.42.1.100:6443 ") && strstr(out, token_line);
+	out = run_double(dir, quiet, &st);
+	withheld = WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+		   strstr(out, "--token <value withheld>") && !strstr(out, "q7w1e9r4t6y8u0i2");
+	harness_rmtree(dir);
+	CHECK(join_failed && said);
+	CHECK(files);
+	CHECK(printed);
+	CHECK(withheld);
+}
