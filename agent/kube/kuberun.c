@@ -622,8 +622,8 @@ static int init_steps(const struct kube_init_run *r, const char *root, const cha
 	const char *certs[] = {r->kubeadm, "init",     "phase", "certs", "all",
 			       "-v=5",	   "--config", cfg,	NULL};
 	/* the join banner carries a bootstrap token: never printed, the console is the host's */
-	const char *init[] = {r->kubeadm, "init",     "-v=5", "--skip-token-print",
-			      skip,	  "--config", cfg,    NULL};
+	const char *init[] = {r->kubeadm,	    "init",	"-v=5", skip,
+			      "--skip-token-print", "--config", cfg,	NULL};
 	const char *user[] = {r->kubeadm, "kubeconfig", "user",	 "--client-name",  client,
 			      "--config", cfg,		"--org", "system:masters", NULL};
 	struct run_out to_log = {.fd = -1, .stop_fd = r->stop_fd},
@@ -632,7 +632,7 @@ static int init_steps(const struct kube_init_run *r, const char *root, const cha
 
 	kube_env(root, env, sizeof env, envp);
 	snprintf(client, sizeof client, "%s-admin", cluster);
-	snprintf(what, sizeof what, "init -v=5 --skip-token-print %s", skip);
+	snprintf(what, sizeof what, "init -v=5 %s --skip-token-print", skip);
 	if (kube_node_name(c->node_name, name, sizeof name) < 0)
 		return -EINVAL; /* kubeadm_init_yaml said why */
 	if ((rc = step("init phase preflight", preflight, envp, &to_log, deadline)) != 0 ||

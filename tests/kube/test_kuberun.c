@@ -542,8 +542,8 @@ TEST(kube_init_run_runs_the_phases_signs_the_kubelet_cert_and_returns_the_kubeco
 	snprintf(want, sizeof want,
 		 "init phase preflight -v=5 --config %s\n"
 		 "init phase certs all -v=5 --config %s\n"
-		 "init -v=5 --skip-token-print --skip-phases=preflight,certs,addon/coredns,"
-		 "addon/kube-proxy --config %s\n"
+		 "init -v=5 --skip-phases=preflight,certs,addon/coredns,addon/kube-proxy "
+		 "--skip-token-print --config %s\n"
 		 "kubeconfig user --client-name constellation-admin --config %s --org "
 		 "system:masters\n",
 		 cfg, cfg, cfg, cfg);
@@ -596,7 +596,7 @@ TEST(kube_init_run_in_conformance_mode_keeps_kube_proxy_and_names_the_admin)
 	CHECK(r == 0);
 	CHECK(rec &&
 	      strstr(rec,
-		     "init -v=5 --skip-token-print --skip-phases=preflight,certs,addon/coredns "
+		     "init -v=5 --skip-phases=preflight,certs,addon/coredns --skip-token-print "
 		     "--config "));
 	CHECK(strstr(rec, "kubeconfig user --client-name my-cluster-admin "));
 }
