@@ -247,6 +247,16 @@ static pid_t spawn_in(const char *root, const char *hostname, const char *const 
 	return pid;
 }
 
+/* The stand-in of tests/vm/standin.c, as make builds it ($BUILD/vm/standin). */
+static const char *standin(void)
+{
+	static char path[256];
+	const char *b = getenv("BUILD");
+
+	snprintf(path, sizeof path, "%s/vm/standin", b && *b ? b : "build");
+	return path;
+}
+
 static int copy_file(const char *from, const char *to)
 {
 	char cmd[512];
@@ -265,13 +275,13 @@ TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
 	int st = -1, starts = 0, ok_starts = 0;
 	uint64_t end;
 
-	if (access("build/vm/standin", X_OK) < 0) {
-		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+	if (access(standin(), X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "%s missing: make %s", standin(), standin());
 		return;
 	}
 	harness_tmpdir(dir, "kubelet-double");
-	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
-	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubelet")) == 0);
+	CHECK(copy_file(standin(), harness_path(dir, "usr/bin/kubeadm")) == 0);
+	CHECK(copy_file(standin(), harness_path(dir, "usr/bin/kubelet")) == 0);
 	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "20\n");
 	put_file(dir, "/tmp/cfg.yaml", join_cfg);
 	put_file(dir, "/run/.keep", "");
@@ -356,12 +366,12 @@ TEST(kubeadm_double_fails_as_kubeadm_without_a_kubelet_and_prints_the_token_unle
 	char dir[64], *out, token_line[64];
 	int st, join_failed, said, printed, withheld, files;
 
-	if (access("build/vm/standin", X_OK) < 0) {
-		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+	if (access(standin(), X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "%s missing: make %s", standin(), standin());
 		return;
 	}
 	harness_tmpdir(dir, "kubeadm-double");
-	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
+	CHECK(copy_file(standin(), harness_path(dir, "usr/bin/kubeadm")) == 0);
 	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "1\n");
 	put_file(dir, "/usr/share/standin/banner-token", "k8f3x2.q7w1e9r4t6y8u0i2\n");
 	put_file(dir, "/tmp/cfg.yaml", join_cfg);
