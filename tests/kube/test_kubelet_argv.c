@@ -114,6 +114,28 @@ static void put_file(const char *dir, const char *rel, const char *text)
 		abort();
 }
 
+TEST(kubelet_stamp_sees_kubeadm_write_its_files)
+{
+	struct kubelet_stamp s;
+	char dir[64];
+	int fresh, created, rewritten, same, removed;
+
+	harness_tmpdir(dir, "kubelet-stamp");
+	kubelet_stamp_take(dir, &s);
+	fresh = kubelet_stamp_changed(dir, &s);
+	put_file(dir, "/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n");
+	created = kubelet_stamp_changed(dir, &s);
+	kubelet_stamp_take(dir, &s);
+	same = kubelet_stamp_changed(dir, &s);
+	put_file(dir, "/var/lib/kubelet/kubeadm-flags.env", kubeadm_flags);
+	rewritten = kubelet_stamp_changed(dir, &s);
+	kubelet_stamp_take(dir, &s);
+	unlink(harness_path(dir, "var/lib/kubelet/kubeadm-flags.env"));
+	removed = kubelet_stamp_changed(dir, &s);
+	harness_rmtree(dir);
+	CHECK(!fresh && created && !same && rewritten && removed);
+}
+
 static const char *const fixed[] = {
     "/usr/bin/kubelet",
     "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
@@ -271,6 +293,7 @@ TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
 			      "--config",	  "/tmp/cfg.yaml", NULL};
 	char dir[64], arena[8192], *out;
 	const char *argv[64];
+	struct kubelet_stamp stamp;
 	pid_t kubeadm, kubelet = -1;
 	int st = -1, starts = 0, ok_starts = 0;
 	uint64_t end;
@@ -294,12 +317,19 @@ TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
 			    kubelet_argv(dir, "/usr/bin/kubelet", arena, sizeof arena, argv, 64);
 
 			CHECK(n >= 4);
+			kubelet_stamp_take(dir, &stamp);
 			kubelet = spawn_in(dir, "worker-0", argv, "kubelet.out");
 			starts++;
 			ok_starts += n > 4;
 		}
 		if (kubelet > 0 && waitpid(kubelet, NULL, WNOHANG) == kubelet)
 			kubelet = -1;
+		/* kubeadm's "systemctl restart kubelet" once it wrote the files */
+		if (kubelet > 0 && kubelet_stamp_changed(dir, &stamp)) {
+			kill(kubelet, SIGTERM);
+			waitpid(kubelet, NULL, 0);
+			kubelet = -1;
+		}
 		/* kubeadm after the first kubelet gave up, as on a node that downloads it first */
 		if (kubeadm < 0 && kubelet < 0)
 			kubeadm = spawn_in(dir, "worker-0", join, "kubeadm.out");
