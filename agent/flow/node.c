@@ -588,6 +588,7 @@ static struct node *node_new(const struct node_config *c)
 	n->ops = c->pid1 ? &node_pid1_ops : &node_host_ops;
 	n->round_fd = -1;
 	n->init_fd = -1;
+	n->dhcp_fd = -1;
 	n->epfd = -1;
 	n->lock.tcti = c->tpm;
 	snprintf(n->state, sizeof n->state, "%s" DISK_MOUNT, c->root);

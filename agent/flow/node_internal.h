@@ -55,6 +55,7 @@ struct node {
 	struct grpc_method method;
 	struct init_server *init;
 	int init_fd; /* the init server's kubeadm pipe, while in the epoll set */
+	int dhcp_fd; /* the DHCP renewal's socket, while in the epoll set */
 	struct recover_server rec;
 	char listen[96];
 	/* the client round running in a supervised child (node_round.c) */
@@ -75,7 +76,7 @@ struct node {
 };
 
 /* ---- the poll loop (node_loop.c) ---- */
-enum node_owner { OWN_SV = 1, OWN_ROUND, OWN_INIT };
+enum node_owner { OWN_SV = 1, OWN_ROUND, OWN_INIT, OWN_DHCP };
 int node_loop_open(struct node *n);
 void node_loop_close(struct node *n);
 /* fd into (on) or out of the epoll set, for owner */
