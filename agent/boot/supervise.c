@@ -1,7 +1,8 @@
-/* PID 1 after switch_root: a small supervisor for the node's services (kubeadm once,
- * containerd and kubelet restarted with back-off), the reaping every PID 1 owes its orphans,
- * the shutdown signals, and the shutdown itself (unmounts, state disk, links, reboot). Signals
- * are read from a signalfd in one poll() loop; no handler runs asynchronously. */
+/* PID 1's supervisor for the whole boot: every child (the join rounds, kubeadm once in its
+ * own process group with a deadline, containerd and kubelet restarted with back-off), the
+ * reaping every PID 1 owes its orphans, the shutdown signals read from a signalfd that the
+ * caller polls in its one loop (no handler runs asynchronously), and the shutdown itself
+ * (unmounts, state disk, links, reboot). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
