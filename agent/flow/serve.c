@@ -284,10 +284,13 @@ int serve_run(struct server *s)
 	struct pollfd pfd[SERVE_MAX_CONNS + 2];
 	int64_t stop_at = 0;
 
-	for (int i = 0; i < SERVE_MAX_CONNS; i++)
-		s->conns[i].fd = -1;
-	s->global.at_ms = rpc_now_ms();
-	s->global.tokens_milli = ATTEST_BURST * 1000;
+	if (!s->running) {
+		for (int i = 0; i < SERVE_MAX_CONNS; i++)
+			s->conns[i].fd = -1;
+		s->global.at_ms = rpc_now_ms();
+		s->global.tokens_milli = ATTEST_BURST * 1000;
+	}
+	s->running = 1;
 	for (;;) {
 		int n = 0, timeout = 1000, open = 0, busy = 0, lidx = -1, t;
 		int64_t now = rpc_now_ms();
@@ -302,6 +305,10 @@ int serve_run(struct server *s)
 				continue;
 			open++;
 			busy |= grpc_server_conn_busy(c->rpc);
+		}
+		if (s->pause) {
+			s->pause = 0;
+			return 0;
 		}
 		if (s->stop) {
 			if (!stop_at)
@@ -364,6 +371,7 @@ int serve_run(struct server *s)
 			conn_close(&s->conns[i]);
 	if (s->lfd >= 0)
 		close(s->lfd);
+	s->running = 0;
 	return s->exit_code;
 }
 
