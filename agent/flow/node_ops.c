@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "net/net.h"
 #include "node_internal.h"
 
 #define KUBELET	   "/run/state/bin/kubelet"
