@@ -11,9 +11,14 @@ VERSION := $(shell cat VERSION)
 
 ifndef DEPS
 
+# ONE inner make gets every goal asked for (`make -j2 agent tools` used to run two inner makes
+# at once that both rebuilt $(BUILD)/libconstel.a): the first goal's recipe runs it, the
+# others' do nothing.
+INNER_GOALS = $(or $(filter-out prepare clean,$(MAKECMDGOALS)),all)
+
 .PHONY: all test run bench fuzz agent tools initrd prepare clean
 all test run bench fuzz agent tools initrd: prepare
-	@$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $@
+	@$(if $(filter $@,$(firstword $(INNER_GOALS))),$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $(INNER_GOALS),:)
 
 prepare:
 	@deps/host-setup.sh
