@@ -16,6 +16,7 @@
 
 #include "join.pb.h"
 #include "node_internal.h"
+#include "rpc/rpc.h"
 
 #define ROUND_MAX (8 * 1024 * 1024) /* a ticket with its components and files */
 #define EP_MAX	  16
@@ -139,20 +140,24 @@ static int round_child(void *arg)
 		struct grpc_result res = {0};
 		int r = n->rejoin ? call_rejoin(n, eps[i], &res) : call_join(n, eps[i], fd, &res);
 
-		if (r > 0)
+		if (r > 0) {
+			rpc_free(res.response); /* the ticket, handed over */
 			return 0;
+		}
 		if (r < 0) {
+			rpc_free(res.response);
 			log_warn("%s: %s: %s", what, eps[i], strerror(-r));
 			continue;
 		}
 		if (res.status != GRPC_OK) {
 			log_warn("%s: %s: rpc error: code = %d desc = %s", what, eps[i], res.status,
 				 res.message);
-			free(res.response);
+			rpc_free(res.response);
 			continue;
 		}
 		r = write_all(fd, "R", 1)
 			?: put_block(fd, res.response, (uint32_t)res.response_len);
+		rpc_free(res.response); /* the disk key and the measurement secret */
 		return r < 0 ? 1 : 0;
 	}
 	return 1;
@@ -161,7 +166,8 @@ static int round_child(void *arg)
 static void drop_buffer(struct node *n)
 {
 	if (n->rbuf) {
-		secret_wipe(n->rbuf, n->rlen);
+		/* the whole block: the ticket or the disk key, wherever the reads put them */
+		secret_wipe(n->rbuf, ROUND_MAX);
 		free(n->rbuf);
 		n->rbuf = NULL;
 		n->rlen = 0;
@@ -262,6 +268,7 @@ static void take_ticket(struct node *n)
 		return;
 	if (ticket_decode(resp, resp_len, n->ticket, err, sizeof err) < 0) {
 		log_error("join: %s", err);
+		secret_wipe(n->ticket, sizeof *n->ticket); /* ticket_decode freed its parts */
 		free(n->ticket);
 		n->ticket = NULL;
 		return;

@@ -60,6 +60,8 @@ static bool decode_file(pb_istream_t *s, const pb_field_t *f, void **arg)
 	}
 	data = malloc(len ? len : 1);
 	if (!data || !pb_read(s, data, len)) {
+		if (data)
+			secret_wipe(data, len); /* part of a control-plane file (keys) */
 		free(data);
 		return false;
 	}
