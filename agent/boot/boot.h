@@ -83,6 +83,11 @@ struct sv_child {
 	/* Before every start (e.g. kubelet's argv composed afresh); < 0 skips this start, which
 	 * counts as a failed run for the back-off. */
 	int (*prepare)(struct sv_child *c);
+	/* SV_RESTART, while it runs, at most every SV_STALE_CHECK_MS: 1 when what prepare
+	 * composed is out of date (kubeadm rewrote kubelet's files). The supervisor then stops
+	 * it (SIGTERM, SIGKILL SV_KILL_GRACE_MS later) and starts it again at once; that exit
+	 * is no failure for the back-off. */
+	int (*stale)(struct sv_child *c);
 	/* Instead of argv: run(arg) in the forked child, its return value the exit status. */
 	int (*run)(void *arg);
 	void *arg;
@@ -99,6 +104,8 @@ struct sv_child {
 	int timed_out;	       /* SV_ONCE child stopped at its deadline */
 	int64_t kill_ms;       /* after the deadline: when SIGKILL follows */
 	int64_t started_ms;    /* CLOCK_MONOTONIC ms of the last start */
+	int64_t check_ms;      /* when stale is asked next */
+	int refreshing;	       /* stopped by the supervisor because stale said so */
 };
 
 struct supervisor {
@@ -113,7 +120,8 @@ struct supervisor {
 	sigset_t old_mask;
 };
 
-#define SV_KILL_GRACE_MS 5000
+#define SV_KILL_GRACE_MS  5000
+#define SV_STALE_CHECK_MS 500
 /* A child up this long starts the back-off over at backoff_min_ms. */
 #define SV_UP_RESET_MS 60000
 

@@ -168,6 +168,9 @@ static int start_child(struct supervisor *s, struct sv_child *c, int64_t now)
 	setpgid(pid, pid); /* also done by the child's setsid: whichever runs first */
 	c->pid = pid;
 	c->started_ms = now;
+	c->check_ms = now + SV_STALE_CHECK_MS;
+	c->refreshing = 0;
+	c->kill_ms = 0;
 	/* a run() child is the caller's own work: it says what it does */
 	if (c->restarts)
 		log_info("%s started (pid %d, restart %d)", c->name, (int)pid, c->restarts);
@@ -246,6 +249,13 @@ static void child_ended(struct supervisor *s, struct sv_child *c, int status, in
 	if (c->policy == SV_ONCE || s->stopping) {
 		c->done = c->policy == SV_ONCE;
 		log_msg(s->stopping || c->run ? LOG_DEBUG : level, "%s %s", c->name, how);
+		return;
+	}
+	if (c->refreshing) { /* we stopped it: started again now, the back-off untouched */
+		c->refreshing = 0;
+		c->kill_ms = 0;
+		c->next_start_ms = now;
+		log_info("%s %s: starting it again with its files as they are now", c->name, how);
 		return;
 	}
 	/* a child that stayed up a while was healthy: its next failure starts over */
@@ -365,6 +375,23 @@ int sv_handle(struct supervisor *s)
 			kill(-c->pid, SIGKILL);
 			kill(c->pid, SIGKILL);
 		}
+		if (c->pid > 0 && c->stale && !c->refreshing && !c->timed_out &&
+		    now >= c->check_ms) {
+			c->check_ms = now + SV_STALE_CHECK_MS;
+			if (c->stale(c) > 0) {
+				log_info("%s: its files changed: restarting it", c->name);
+				c->refreshing = 1;
+				c->kill_ms = now + SV_KILL_GRACE_MS;
+				kill(-c->pid, SIGTERM);
+				kill(c->pid, SIGTERM);
+			}
+		} else if (c->pid > 0 && c->refreshing && c->kill_ms && now >= c->kill_ms) {
+			log_warn("%s: still there %d s after SIGTERM: killing its process group",
+				 c->name, SV_KILL_GRACE_MS / 1000);
+			c->kill_ms = 0;
+			kill(-c->pid, SIGKILL);
+			kill(c->pid, SIGKILL);
+		}
 		if (c->pid <= 0 && !c->done && c->next_start_ms <= now)
 			start_child(s, c, now);
 	}
@@ -384,8 +411,11 @@ int sv_next_ms(const struct supervisor *s)
 			wake = c->next_start_ms;
 		if (c->pid > 0 && c->deadline_ms > 0 && !c->timed_out && c->deadline_ms < wake)
 			wake = c->deadline_ms;
-		if (c->pid > 0 && c->timed_out && c->kill_ms && c->kill_ms < wake)
+		if (c->pid > 0 && (c->timed_out || c->refreshing) && c->kill_ms &&
+		    c->kill_ms < wake)
 			wake = c->kill_ms;
+		if (c->pid > 0 && c->stale && !c->refreshing && c->check_ms < wake)
+			wake = c->check_ms;
 	}
 	return wake > now ? (int)(wake - now) : 0;
 }

@@ -77,8 +77,11 @@ static const char *const child_env[] = {
     NULL,
 };
 
+static struct kubelet_stamp kubelet_files;
+
 /* kubelet's command line as kubeadm's systemd drop-in composes it, afresh at every start:
- * kubeadm writes kubeadm-flags.env while kubelet is being restarted. */
+ * kubeadm writes kubeadm-flags.env while kubelet is being restarted. The stamp of the files
+ * it was composed from is taken first, so a write while composing is seen as a change. */
 static int kubelet_prepare(struct sv_child *c)
 {
 	static char arena[8192];
@@ -88,10 +91,19 @@ static int kubelet_prepare(struct sv_child *c)
 	/* the components (kubelet among them) are installed by the kubeadm child meanwhile */
 	if (access(KUBELET, X_OK) < 0)
 		return -errno;
+	kubelet_stamp_take("", &kubelet_files);
 	if ((r = kubelet_argv("", KUBELET, arena, sizeof arena, argv, ARGV_MAX)) < 0)
 		return r;
 	c->argv = argv;
 	return 0;
+}
+
+/* kubeadm's "systemctl restart kubelet" after it wrote config.yaml and kubeadm-flags.env: a
+ * kubelet started between the two writes would run without kubeadm's flags. */
+static int kubelet_stale(struct sv_child *c)
+{
+	(void)c;
+	return kubelet_stamp_changed("", &kubelet_files);
 }
 
 /* containerd (when the image has it) and kubelet: restarted with back-off; kubelet's capped
@@ -104,6 +116,7 @@ static void pid1_start_services(struct node *n)
 				   .envp = child_env,
 				   .policy = SV_RESTART,
 				   .prepare = kubelet_prepare,
+				   .stale = kubelet_stale,
 				   .backoff_max_ms = 10000};
 
 	if (access(CONTAINERD, X_OK) == 0)

@@ -19,6 +19,7 @@
 #include "base/base.h"
 #include "boot/boot.h"
 #include "harness.h"
+#include "kube/kube.h"
 
 static char dir[64];
 
@@ -448,5 +449,91 @@ TEST(supervise_kills_a_once_child_that_ignores_sigterm_after_the_grace)
 	CHECK(now_ms() - t0 >= 200 + SV_KILL_GRACE_MS && now_ms() - t0 < 9000);
 	sv_stop(&s);
 	sv_close(&s);
+	teardown();
+}
+
+/* kubelet as node_ops.c has it: argv from dir's kubelet files, with a stamp of them */
+static struct kubelet_stamp stamp_seen;
+static char kubelet_arena[4096];
+static const char *kubelet_words[32];
+static char kubelet_path[128];
+
+static int kubelet_compose(struct sv_child *c)
+{
+	kubelet_stamp_take(dir, &stamp_seen);
+	if (kubelet_argv(dir, c->arg, kubelet_arena, sizeof kubelet_arena, kubelet_words, 32) < 0)
+		return -EINVAL;
+	c->argv = kubelet_words;
+	return 0;
+}
+
+static int kubelet_files_changed(struct sv_child *c)
+{
+	(void)c;
+	return kubelet_stamp_changed(dir, &stamp_seen);
+}
+
+static void put(const char *name, const char *text)
+{
+	char cmd[256];
+	FILE *f;
+
+	snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", at(name));
+	CHECK(system(cmd) == 0);
+	f = fopen(at(name), "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* kubeadm writes config.yaml, then kubeadm-flags.env, then restarts kubelet (systemctl). A
+ * kubelet started between the two writes must be restarted with kubeadm's flags: at once,
+ * not after a back-off, and without counting as a failure. */
+TEST(supervise_restarts_kubelet_when_kubeadm_rewrites_its_flags)
+{
+	struct sv_child slots[2] = {0};
+	struct supervisor s = {.children = slots, .cap = 2, .backoff_min_ms = 3000};
+	struct sv_child kubelet = {.name = "kubelet-double",
+				   .policy = SV_RESTART,
+				   .prepare = kubelet_compose,
+				   .stale = kubelet_files_changed};
+	struct sv_child *kl;
+	char args[4096], log[8192];
+	int fd;
+	int64_t t;
+
+	setup();
+	put("var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n");
+	/* script() answers in one of harness_path's 8 buffers, which at() reuses */
+	snprintf(kubelet_path, sizeof kubelet_path, "%s",
+		 script("kubelet-double", "echo \"$*\" >>\"$d/kubelet-args\"\nexec sleep 30\n"));
+	kubelet.arg = kubelet_path;
+	fd = capture_log();
+	CHECK(sv_open(&s) == 0);
+	kl = sv_add(&s, &kubelet);
+	CHECK(kl && kl->pid > 0);
+	poll_loop(&s, 700);
+	CHECK(count_lines(at("kubelet-args")) == 1); /* a stamp that stays is no restart */
+	/* kubeadm's second write */
+	put("var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.7\"\n");
+	t = now_ms();
+	while (count_lines(at("kubelet-args")) < 2 && now_ms() - t < 2500)
+		poll_loop(&s, 50);
+	/* a check every SV_STALE_CHECK_MS, then the start at once (a back-off: >= 3 s) */
+	CHECK(now_ms() - t < 2000);
+	poll_loop(&s, 300);
+	CHECK(kl->pid > 0 && kl->restarts == 0);
+	sv_stop(&s);
+	sv_close(&s);
+	release_log(fd);
+	CHECK(slurp(at("kubelet-args"), args, sizeof args) > 0);
+	CHECK(count_lines(at("kubelet-args")) == 2);
+	CHECK(strstr(args, "--config=/var/lib/kubelet/config.yaml\n") != NULL);
+	CHECK(strstr(args, "--config=/var/lib/kubelet/config.yaml --node-ip=10.0.0.7\n") != NULL);
+	CHECK(slurp(at("log"), log, sizeof log) > 0);
+	CHECK(strstr(log, "kubelet-double: its files changed: restarting it") != NULL);
+	CHECK(strstr(log, "restart 1") == NULL);
 	teardown();
 }
