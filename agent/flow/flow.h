@@ -86,6 +86,10 @@ struct server {
 	void (*on_accept)(void *ctx); /* before each new connection's handshake, when set */
 	int (*extra_timeout_ms)(void *ctx);
 	void *ctx;
+	/* accept() out of descriptors: the listening socket is not polled until paused_until;
+	 * the pause doubles from 250 ms to 2 s until an accept succeeds again */
+	int64_t accept_paused_until, accept_line_ms, accept_episode_ms;
+	int accept_backoff_ms;
 	struct serve_conn {
 		int fd;
 		struct atls_conn *tls;

@@ -30,6 +30,10 @@
 /* Handshakes under way at once, in total and per source address. */
 #define ATTEST_INFLIGHT	    16
 #define ATTEST_SRC_INFLIGHT 8
+/* accept() out of descriptors: the listening socket rests this long, doubling */
+#define ACCEPT_PAUSE_MIN_MS 250
+#define ACCEPT_PAUSE_MAX_MS 2000
+#define ACCEPT_LINE_MS	    60000 /* at most one line about it this often */
 
 static void conn_close(struct serve_conn *c)
 {
@@ -167,6 +171,29 @@ static void peer_addr(const struct sockaddr_storage *sa, uint8_t out[16])
 	}
 }
 
+/* accept() failed with EMFILE or ENFILE: the connection stays in the listen queue and the
+ * socket readable, so polling it again at once would spin. It is left out of the poll for a
+ * back-off (250 ms, doubling to 2 s) until an accept succeeds; one line per episode, at most
+ * one a minute (a flood that keeps the table full starts a new episode at every accept). */
+static void accept_pause(struct server *s, int err)
+{
+	int64_t now = rpc_now_ms();
+
+	if (!s->accept_backoff_ms) {
+		s->accept_backoff_ms = ACCEPT_PAUSE_MIN_MS;
+		s->accept_episode_ms = now;
+		if (!s->accept_line_ms || now - s->accept_line_ms > ACCEPT_LINE_MS) {
+			log_warn("serve: accept: %s: new connections wait (retried every %d ms "
+				 "up to %d ms) until a descriptor is free",
+				 strerror(err), ACCEPT_PAUSE_MIN_MS, ACCEPT_PAUSE_MAX_MS);
+			s->accept_line_ms = now;
+		}
+	} else if ((s->accept_backoff_ms *= 2) > ACCEPT_PAUSE_MAX_MS) {
+		s->accept_backoff_ms = ACCEPT_PAUSE_MAX_MS;
+	}
+	s->accept_paused_until = now + s->accept_backoff_ms;
+}
+
 /* 1 when a connection was accepted (there may be more), 0 when none waits. */
 static int accept_one(struct server *s)
 {
@@ -177,8 +204,16 @@ static int accept_one(struct server *s)
 	struct rpc_io io;
 	int fd = accept4(s->lfd, (struct sockaddr *)&sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			accept_pause(s, errno);
 		return 0;
+	}
+	if (s->accept_backoff_ms) {
+		if (s->accept_line_ms == s->accept_episode_ms)
+			log_info("serve: accepting connections again");
+		s->accept_backoff_ms = 0;
+	}
 	slot = free_slot(s);
 	if (!slot) {
 		/* Every slot holds an established session or a running handler. */
@@ -322,11 +357,13 @@ int serve_run(struct server *s)
 			    rpc_now_ms() - stop_at > 10000)
 				break;
 		}
-		if (s->lfd >= 0) {
+		now = rpc_now_ms();
+		if (s->lfd >= 0 && now >= s->accept_paused_until) {
 			lidx = n;
 			pfd[n++] = (struct pollfd){s->lfd, POLLIN, 0};
+		} else if (s->lfd >= 0 && s->accept_paused_until - now < timeout) {
+			timeout = (int)(s->accept_paused_until - now);
 		}
-		now = rpc_now_ms();
 		for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 			struct serve_conn *c = &s->conns[i];
 
