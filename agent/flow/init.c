@@ -247,12 +247,18 @@ static void finish_kubeadm(struct init_server *st, int status)
 		memcpy(m.kind.init_success.cluster_id.bytes, st->cluster_id, 32);
 		/* the cluster is up whether or not the CLI is still there to hear it (as the Go
 		 * bootstrapper: no reset, no reboot) */
-		if (send_response(st->stream, &m) == 0 &&
-		    grpc_stream_finish(st->stream, GRPC_OK, NULL) == 0)
+		int r = send_response(st->stream, &m), f;
+
+		/* finished either way: the stream is freed only then */
+		f = grpc_stream_finish(st->stream, GRPC_OK, NULL);
+		if (!r)
+			r = f;
+		if (r == 0)
 			log_info("init: done, kubeconfig of %zu bytes sent", st->out_len);
 		else
 			log_warn("init: done, but the CLI hung up before the kubeconfig was "
-				 "delivered; the node stays up");
+				 "delivered (%s); the node stays up",
+				 strerror(-r));
 		st->srv->exit_code = 0;
 	} else {
 		if (status > 0)

@@ -122,7 +122,8 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 			 size_t n_methods, struct grpc_server_conn **ret);
 void grpc_server_conn_free(struct grpc_server_conn *c);
 /* Drives I/O and timers. Returns 0 while the connection lives, 1 once it ended cleanly,
- * or a negative errno. */
+ * or a negative errno; once ended, every stream is closed (a handler's later
+ * grpc_stream_send and grpc_stream_finish return -EPIPE) and the step returns the same. */
 int grpc_server_conn_step(struct grpc_server_conn *c);
 /* 1 while a handler holds a stream it has not finished: the connection must not be freed
  * yet, even if it failed (the handler's later send and finish then fail quietly). */

@@ -4,7 +4,8 @@
  * nothing was sent), refuses requests over 4 MiB, and pings an idle client every 15 s as the
  * Go init server does (spec §5.5, §12). Against hostile peers: 4 streams per connection, a
  * request must end within 30 s, 60 s without a stream ends the connection, and every buffer
- * that held a body is wiped before it is freed or grown. */
+ * that held a body is wiped before it is freed or grown. When the connection ends, its streams
+ * are closed: a handler's later send fails instead of going nowhere. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ struct grpc_stream {
 	int n_req, bad_req;
 	uint8_t *out;
 	size_t out_len, out_off;
+	/* closed: 1 by the peer (RST_STREAM, the stream's end), -EPIPE with its connection */
 	int headers_sent, finished, closed, deferred, status, handled, dispatched;
 	int64_t opened_ms;
 	char message[512];
@@ -50,6 +52,7 @@ struct grpc_server_conn {
 	int ping_outstanding, keepalive_ms, ack_timeout_ms, idle_ms, request_ms, failed, more,
 	    n_streams;
 	int pings_sent, pings_acked;
+	int ended; /* what the step that ended it returned (1: a clean end) */
 	uint8_t rbuf[16384];
 };
 
@@ -139,7 +142,7 @@ int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len)
 	uint8_t *p;
 
 	if (s->closed)
-		return -ECONNRESET;
+		return s->closed < 0 ? s->closed : -ECONNRESET;
 	if (s->finished)
 		return -EINVAL;
 	if (len > GRPC_MAX_MESSAGE || s->out_len - s->out_off + len + 5 > OUT_MAX)
@@ -180,8 +183,10 @@ int grpc_stream_finish(struct grpc_stream *s, int status, const char *message)
 	s->status = status;
 	snprintf(s->message, sizeof s->message, "%s", message ? message : "");
 	if (s->closed) {
+		int r = s->closed < 0 ? s->closed : -ECONNRESET;
+
 		stream_free(s);
-		return -ECONNRESET;
+		return r;
 	}
 	if (!s->headers_sent) {
 		/* Trailers-Only: the status in the response headers, which end the stream. */
@@ -464,7 +469,40 @@ static int over_budget(void)
 	return -ENOBUFS;
 }
 
+/* The connection ended (EOF, an error, a deadline): every stream of it is closed. A stream
+ * a handler still holds stays until the handler finishes it, and its later sends and finish
+ * fail (-EPIPE) instead of queueing bytes for a peer that is gone; the rest are freed. */
+static void conn_ended(struct grpc_server_conn *c, int why)
+{
+	struct grpc_stream *s = c->streams, *next;
+
+	c->ended = why ? why : 1;
+	for (; s; s = next) {
+		next = s->next;
+		if (s->closed)
+			continue;
+		s->closed = -EPIPE;
+		nghttp2_session_set_stream_user_data(c->h2, s->id, NULL);
+		if (s->finished || !s->handled)
+			stream_free(s);
+	}
+}
+
+static int conn_step(struct grpc_server_conn *c);
+
 int grpc_server_conn_step(struct grpc_server_conn *c)
+{
+	int r;
+
+	if (c->ended)
+		return c->ended;
+	r = conn_step(c);
+	if (r != 0)
+		conn_ended(c, r);
+	return r;
+}
+
+static int conn_step(struct grpc_server_conn *c)
 {
 	int64_t now = rpc_now_ms();
 	int n;

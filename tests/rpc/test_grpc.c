@@ -56,10 +56,21 @@ static void silent(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t 
 	(void)len;
 }
 
+/* Keeps the stream to answer later from the poll loop, as the init server does (kubeadm). */
+static struct grpc_stream *held;
+
+static void hold(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t len)
+{
+	(void)ctx;
+	(void)req;
+	(void)len;
+	held = s;
+}
+
 static const struct grpc_method methods[] = {
     {"/test.API/Echo", echo, NULL},	{"/test.API/Refuse", refuse, NULL},
     {"/test.API/Three", three, NULL},	{"/test.API/OneThenFail", one_then_fail, NULL},
-    {"/test.API/Silent", silent, NULL},
+    {"/test.API/Silent", silent, NULL}, {"/test.API/Hold", hold, NULL},
 };
 
 struct collected {
@@ -296,4 +307,58 @@ TEST(grpc_keepalive_closes_a_peer_that_does_not_ack)
 	CHECK(r == -ETIMEDOUT);
 	CHECK(sent == 1 && acked == 0);
 	CHECK(rpc_now_ms() - start < 1500);
+}
+
+/* A client that vanishes (killed: no RST_STREAM, just the end of its connection) while a
+ * handler holds its stream: the server's step ends the connection, the stream is closed
+ * with it, and the handler's late send and finish fail (-EPIPE) instead of "succeeding" into
+ * the dead connection; then the connection is no longer busy and is freed (ASan: no use after
+ * free, no leak). */
+TEST(grpc_late_send_after_the_connection_ended_fails)
+{
+	int fd[2], r = 0, busy, sent, finished;
+	struct rpc_io cio, sio;
+	struct grpc_client *cl;
+	struct grpc_server_conn *sv;
+	struct grpc_result res;
+	int64_t start = rpc_now_ms();
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+	fcntl(fd[0], F_SETFL, O_NONBLOCK);
+	fcntl(fd[1], F_SETFL, O_NONBLOCK);
+	rpc_io_fd(&cio, &fd[0]);
+	rpc_io_fd(&sio, &fd[1]);
+	CHECK(grpc_client_new(&cio, "localhost", &cl) == 0);
+	CHECK(grpc_server_conn_new(&sio, methods, sizeof methods / sizeof methods[0], &sv) == 0);
+	held = NULL;
+	grpc_client_call(cl, "/test.API/Hold", (const uint8_t *)"x", 1, start + 5000);
+	while (!held && rpc_now_ms() - start < 2000) {
+		struct pollfd pfd[2] = {{fd[0], grpc_client_events(cl), 0},
+					{fd[1], grpc_server_conn_events(sv), 0}};
+
+		grpc_server_conn_step(sv);
+		grpc_client_step(cl, &res);
+		poll(pfd, 2, 10);
+	}
+	CHECK(held != NULL);
+	close(fd[0]); /* the client is killed */
+	while (r == 0 && rpc_now_ms() - start < 4000) {
+		struct pollfd pfd = {fd[1], grpc_server_conn_events(sv), 0};
+
+		r = grpc_server_conn_step(sv);
+		poll(&pfd, 1, 10);
+	}
+	CHECK(r != 0);
+	busy = grpc_server_conn_busy(sv);
+	sent = held ? grpc_stream_send(held, (const uint8_t *)"late", 4) : 0;
+	finished = held ? grpc_stream_finish(held, GRPC_OK, NULL) : 0;
+	CHECK(busy == 1);
+	if (sent != -EPIPE || finished != -EPIPE)
+		harness_fail(__FILE__, __LINE__, "late send %d, finish %d (want %d)", sent,
+			     finished, -EPIPE);
+	CHECK(grpc_server_conn_busy(sv) == 0);
+	CHECK(grpc_server_conn_step(sv) == r);
+	grpc_server_conn_free(sv);
+	grpc_client_free(cl);
+	close(fd[1]);
 }
