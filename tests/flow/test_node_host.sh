@@ -371,9 +371,10 @@ else
 fi
 
 # ---- a CLI that hangs up after a successful init ----
-# The CLI gives up (its deadline) while kubeadm's last phase still runs: the node stays up with
-# its disk initialized, as the Go bootstrapper does; whether the server notices the hang-up at
-# the send (a reset stream) or not (a closed connection: the reply goes nowhere), no reset.
+# The CLI is killed (no RST_STREAM: its connection just ends) while kubeadm's last phase still
+# runs: the node stays up with its disk initialized, as the Go bootstrapper does. The server
+# must notice the hang-up at its send (the connection's streams are closed with it) and say so
+# in one line; a send that "succeeds" into the dead connection is a failure of this test.
 t=node_host_cli_hanging_up_after_init_keeps_the_node_up
 boot
 "$tools/constel-init" --workspace "$work/ws-hang" prepare >/dev/null
@@ -381,17 +382,29 @@ echo 4 >"$work/slow-kubeconfig"
 node cp5 --name control-plane-5 --role control-plane --ip 10.42.1.105 \
 	--init-secret-hash "$work/ws-hang/init-secret.bcrypt" --join "127.0.0.1:$closed"
 pid=$node_pid
+# phases: how often kubeadm's last phase ran so far (the record is the whole run's)
+phases() { cat "$work/kubeadm.record" 2>/dev/null | grep -c 'kubeconfig user'; }
+before=$(phases)
 if port=$(logged_port "$work/cp5.log"); then
 	"$tools/constel-init" --workspace "$work/ws-hang" apply --endpoint "127.0.0.1:$port" \
-		--measurements "$work/m.json" --timeout 2 >/dev/null 2>&1
+		--measurements "$work/m.json" --timeout 60 >/dev/null 2>&1 &
+	cli=$!
+	# killed once kubeadm's last (slow) phase runs
+	for _ in $(seq 300); do
+		[ "$(phases)" -gt "$before" ] && break
+		sleep 0.1
+	done
+	kill -9 $cli 2>/dev/null
+	wait $cli 2>/dev/null
 	rc1=$?
 	wait_pid $pid 60
 	rc=$?
 	why=
-	[ $rc1 != 0 ] || why="$why cli-got-it"
+	[ $rc1 = 137 ] || why="$why cli-not-killed-mid-call($rc1)"
 	[ $rc = 0 ] || why="$why node=$rc"
 	[ "$(token "$work/cp5.img")" = True ] || why="$why token"
-	grep -q 'init: done' "$work/cp5.log" || why="$why not-done"
+	grep -q 'init: done, but the CLI hung up' "$work/cp5.log" || why="$why hang-up-not-noticed"
+	[ "$(grep -c 'the CLI hung up' "$work/cp5.log")" -le 1 ] || why="$why lines"
 	! grep -q 'reset to not initialized\|fatal' "$work/cp5.log" || why="$why reset"
 	[ -z "$why" ] && pass $t || fail $t "wrong:$why; $(tail -3 "$work/cp5.log")"
 else
