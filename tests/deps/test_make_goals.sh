@@ -5,7 +5,11 @@
 . tests/lib.sh
 
 # inner_lines GOALS...: the inner make's command lines, one per inner make run
-inner_lines() { make -n -j2 "$@" MAKE='echo INNER' 2>&1 | grep '^INNER '; }
+# (as a user types it: not with the DEPS and flags of the `make test` this may run under)
+inner_lines() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u DEPS make -n -j2 "$@" MAKE='echo INNER' 2>&1 |
+		grep '^INNER '
+}
 
 t=make_two_goals_in_parallel_run_one_inner_make
 out=$(inner_lines agent tools)
