@@ -187,7 +187,7 @@ test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
-		$(BUILD)/initrd.img $(BUILD)/bench/join_bench
+		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements
 	@tests/run.sh
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
