@@ -5,7 +5,10 @@
 # the agent sends in its attestation. The join service and the CLI's init enforce
 # $BUILD/measurements.json (`make measurements`: predicted from the UKI by image/measure.py
 # before any boot, never read back from one): PCRs 4, 8, 9, 11, 12, 13 and 15.
-#   M1 the first control plane, initialised by constel-init with the measurements enforced
+#   M1 the first control plane: a probe shows the PCRs it quotes (a CLI whose expected values
+#      are all warn-only and wrong logs each quoted value, then refuses on a PCR 23 that cannot
+#      match), they equal make measurements'; then constel-init with the measurements enforced
+#      initialises it
 #   M2 the same UKI with one byte more in its initrd: constel-init refuses it naming PCR 4 with
 #      the value image/measure.py predicts for that UKI; the node gets no key (its new disk is
 #      neither marked initialized nor opened by the cluster's key)
@@ -107,7 +110,13 @@ boot_times() {
 node_ports
 node_boot_uefi control-plane-0 m1-init "$esp" &
 vm=$!
+ff=$(printf 'f%.0s' $(seq 64))
+printf '{"4": {"expected": "%s", "warnOnly": true}, "8": {"expected": "%s", "warnOnly": true}, "9": {"expected": "%s", "warnOnly": true}, "11": {"expected": "%s", "warnOnly": true}, "12": {"expected": "%s", "warnOnly": true}, "13": {"expected": "%s", "warnOnly": true}, "15": {"expected": "%s", "warnOnly": true}, "23": {"expected": "%s", "warnOnly": false}}\n' \
+	$ff $ff $ff $ff $ff $ff $ff $ff >"$work/m-probe.json"
+mkdir -p "$work/ws-probe" && cp "$work/ws/constellation-mastersecret.json" "$work/ws/init-secret" "$work/ws-probe/"
 if node_wait m1-init 'init server listening' "$UP_S" $vm; then
+	"$tools/constel-init" --workspace "$work/ws-probe" apply --endpoint "127.0.0.1:$init_port" --measurements "$work/m-probe.json" \
+		--components "$work/components.json" --timeout 60 >"$logs/m1-constel-init-probe.out" 2>&1
 	node_init "$work/ws" "$logs/m1-constel-init.out" 150
 	cli=$?
 else
@@ -120,6 +129,19 @@ cid=$(sed -n 's/^Cluster ID *\([0-9a-f]\{64\}\)$/\1/p' "$logs/m1-constel-init.ou
 [ $cli = 0 ] && [ $rc = 0 ] && [ -n "$cid" ] && [ "$(differing "$work/m.json" "$work/m.json")" = "" ] &&
 	[ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted(d, key=int)), {v["warnOnly"] for v in d.values()})' "$work/m.json")" = "4 8 9 11 12 13 15 {False}" ] &&
 	pass "$t ($(boot_times m1-init))" || fail $t "constel-init $cli, boot $rc: $(tail -2 "$logs/m1-constel-init.out" | cut -c1-240) $(tail_log m1-init)"
+t=measured_vm_1_quoted_pcrs_equal_make_measurements
+# "qemu-vtpm: PCR 4: expected ff.., got <hex> (warn only)": the values the node quoted
+got=$(python3 - "$logs/m1-constel-init-probe.out" "$work/m.json" <<'PY'
+import json, re, sys
+quoted = dict(re.findall(r"PCR (\d+): expected f{64}, got ([0-9a-f]{64}) \(warn only\)", open(sys.argv[1]).read()))
+want = {k: v["expected"] for k, v in json.load(open(sys.argv[2])).items()}
+print(" ".join("%s=%s" % (k, "same" if quoted.get(k) == want[k] else quoted.get(k, "none")[:16])
+               for k in sorted(want, key=int)))
+PY
+)
+[ "$got" = "4=same 8=same 9=same 11=same 12=same 13=same 15=same" ] &&
+	grep -q 'measurement validation failed: PCR 23' "$logs/m1-constel-init-probe.out" && pass $t ||
+	fail $t "$got: $(tail -1 "$logs/m1-constel-init-probe.out" | cut -c1-200)"
 t=measured_vm_1_pcr15_marked_after_the_init
 expect15=$(pcr15_of "${cid:-00}")
 [ -n "$cid" ] && [ "$(node_data m1-init pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
@@ -139,7 +161,7 @@ if node_wait m2-tampered-init 'init server listening' "$UP_S" $vm; then
 else
 	cli=124
 fi
-sleep 2
+node_wait m2-tampered-init 'serve: aTLS handshake failed' 30 $vm # the node's line for it
 kill $(pgrep -P $vm) 2>/dev/null # vm.py (the boot's subshell runs it): it stops QEMU and swtpm
 wait $vm
 want4=$(pcr "$work/m.json" 4) got4=$(pcr "$work/m-tampered.json" 4)
