@@ -235,7 +235,7 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
-		$(BUILD)/initrd.img
+		$(BUILD)/initrd.img uki
 	@tests/bench/size.sh $(BUILD)
 	@echo
 	@tests/bench/join-latency.sh $(BUILD)
@@ -245,6 +245,7 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	@tests/bench/disk-vm.sh $(BUILD)
 	@echo; tests/bench/initrd.sh $(BUILD)
 	@echo; tests/bench/boot-vm.sh $(BUILD)
+	@echo; tests/bench/measured-boot.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build
