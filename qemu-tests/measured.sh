@@ -9,12 +9,12 @@
 #      are all warn-only and wrong logs each quoted value, then refuses on a PCR 23 that cannot
 #      match), they equal make measurements'; then constel-init with the measurements enforced
 #      initialises it
-#   M2 the same UKI with one byte more in its initrd: constel-init refuses it naming PCR 4 with
-#      the value image/measure.py predicts for that UKI; the node gets no key (its new disk is
+#   M2 the same UKI with one byte more in its initrd: constel-init refuses it in one line naming
+#      PCRs 4, 9 and 11, PCR 4 with the value image/measure.py predicts for that UKI; the node gets no key (its new disk is
 #      neither marked initialized nor opened by the cluster's key)
 #   M3 a worker joins through constel-joinservice with the measurements enforced
-#   M4 the worker reboots into the tampered UKI: every rejoin round refused, the service's log
-#      names the PCR, its disk untouched (byte for byte)
+#   M4 the worker reboots into the tampered UKI: every rejoin round refused, one line each in
+#      the service's log naming the PCRs as in M2, its disk untouched (byte for byte)
 #   M5 the worker reboots into the right UKI again: rejoin, its data intact
 # Prints PASS/FAIL lines and "N passed, N failed"; logs in $BUILD/qemu-logs-measured (or
 # NODE_LOGS). Needs make uki measurements, agent, tools and $BUILD/vm/standin.
@@ -166,8 +166,8 @@ kill $(pgrep -P $vm) 2>/dev/null # vm.py (the boot's subshell runs it): it stops
 wait $vm
 want4=$(pcr "$work/m.json" 4) got4=$(pcr "$work/m-tampered.json" 4)
 line=$(grep -a 'measurement validation failed' "$logs/m2-constel-init.out" | head -1)
-t=measured_vm_2_cli_refuses_the_tampered_uki_naming_pcr_4_with_its_predicted_value
-[ $cli != 0 ] && [ $cli != 124 ] && grep -q "PCR 4: expected $want4, got $got4" <<<"$line" &&
+t=measured_vm_2_cli_refuses_the_tampered_uki_naming_pcrs_4_9_11_and_pcr_4_s_predicted_value
+[ $cli != 0 ] && [ $cli != 124 ] && grep -q "PCR 4: expected $want4, got $got4 (PCRs that differ: 4, 9, 11)" <<<"$line" &&
 	grep -aq 'serve: aTLS handshake failed: .*did it refuse our attestation' "$logs/m2-tampered-init.log" &&
 	pass $t || fail $t "constel-init $cli: $(tail -2 "$logs/m2-constel-init.out" | cut -c1-300)"
 t=measured_vm_2_tampered_node_gets_no_key
@@ -191,7 +191,7 @@ token_sha=$(printf %s "$token" | sha256sum | cut -c1-64)
 marker3=$(node_data m3-join marker_new)
 
 # ---- M4: the worker reboots into the tampered UKI: refused by the join service ----
-t=measured_vm_4_join_service_refuses_every_rejoin_round_naming_pcr_4_with_its_predicted_value
+t=measured_vm_4_join_service_refuses_every_rejoin_round_naming_pcrs_4_9_11_and_pcr_4_s_predicted_value
 before=$(ident "$work/worker-0.raw")
 lines=$(grep -ac 'measurement validation failed' "$logs/joinservice.log")
 node_ports
@@ -200,7 +200,7 @@ rc=$?
 n=$(grep -ac 'rejoin: .*handshake.*\(refuse our attestation\|refused our certificate or attestation\)' "$logs/m4-tampered-rejoin.log")
 new=$(($(grep -ac 'measurement validation failed' "$logs/joinservice.log") - lines))
 [ $rc = 3 ] && [ "$n" -ge 2 ] && [ "$new" -ge 2 ] &&
-	grep -a 'measurement validation failed' "$logs/joinservice.log" | tail -1 | grep -q "PCR 4: expected $want4, got $got4" &&
+	grep -a 'measurement validation failed' "$logs/joinservice.log" | tail -1 | grep -q "PCR 4: expected $want4, got $got4 (PCRs that differ: 4, 9, 11)" &&
 	pass "$t ($n rounds)" || fail $t "boot $rc, $n refusal lines on the console, $new in the service's log: $(tail -1 "$logs/joinservice.log" | cut -c1-200)"
 t=measured_vm_4_tampered_worker_gets_no_key_and_its_disk_is_untouched
 [ "$(ident "$work/worker-0.raw")" = "$before" ] && ! grep -aq '@@STANDIN' "$logs/m4-tampered-rejoin.log" &&
