@@ -74,10 +74,12 @@ int serve_run(struct server *s)
 			if (!c->dead) {
 				r = grpc_server_conn_step(c->rpc);
 				if (r != 0) {
+					/* a peer that hangs up mid-handshake (a CLI refusing our
+					 * attestation) ends it "cleanly" (r 1): still one line */
 					if (r < 0 && atls_established(c->tls))
 						log_debug("serve: connection ended: %s",
 							  strerror(-r));
-					else if (r < 0)
+					else if (!atls_established(c->tls))
 						log_warn("serve: aTLS handshake failed: %s",
 							 atls_error(c->tls));
 					c->dead = 1;
