@@ -16,6 +16,7 @@
 #   M2 the same UKI with one byte more in its initrd: constel-init refuses it in one line naming
 #      PCRs 4, 9 and 11, PCR 4 with the value image/measure.py predicts for that UKI; the node gets no key (its new disk is
 #      neither marked initialized nor opened by the cluster's key)
+#   M2b the UKI with another command line: refused by constel-init the same way
 #   M3 a worker joins through constel-joinservice with the measurements enforced
 #   M4 the worker reboots into the tampered UKI: every rejoin round refused, one line each in
 #      the service's log naming the PCRs as in M2, its disk untouched (byte for byte)
@@ -63,6 +64,12 @@ image/uki.py --linux "$BZIMAGE" --initrd "$work/initrd+1.img" --cmdline image/qe
 	image/esp.sh "$work/tampered-esp.img" "$work/tampered.efi" 2>>"$work/uki.err" &&
 	image/measure.py --uki "$work/tampered.efi" --zero 8,12,13,15 >"$work/m-tampered.json" 2>>"$work/uki.err" ||
 	setup_fail "the tampered UKI: $(tail -2 "$work/uki.err")"
+# ... and the one with another command line (one more word, which the kernel ignores)
+printf '%s constel.test=1\n' "$(cat image/qemu-node.cmdline)" >"$work/cmdline2"
+image/uki.py --linux "$BZIMAGE" --initrd "$initrd" --cmdline "$work/cmdline2" \
+	--osrel image/qemu-node.os-release -o "$work/cmdline.efi" 2>"$work/uki.err" &&
+	image/esp.sh "$work/cmdline-esp.img" "$work/cmdline.efi" 2>>"$work/uki.err" ||
+	setup_fail "the UKI with another command line: $(tail -2 "$work/uki.err")"
 
 # pcr JSON INDEX: one expected value of a measurements file
 pcr() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["expected"])' "$1" "$2"; }
@@ -209,6 +216,25 @@ g2=$("$peer" verify-qemu --nonce "$nonce" --doc "$work/doc-m2.json" 2>&1)
 [ -n "$peer" ] && [ "${c1%% *}" = OK ] && [ "${g1% pcr15=*}" = "$c1" ] && [ "${c2%% *}" = OK ] && [ "${g2% pcr15=*}" = "$c2" ] &&
 	grep -q 'PCRs that differ: 4, 9, 11' <<<"$c2m" && pass $t ||
 	fail $t "C '$c1' / Go '$g1'; tampered: C '$c2' / Go '$g2' / C with measurements '$c2m' $(cat "$work/peer.err")"
+
+# ---- M2b: another command line, refused by the CLI ----
+node_ports
+node_boot_uefi control-plane-1 m2b-cmdline-init "$work/cmdline-esp.img" &
+vm=$!
+if node_wait m2b-cmdline-init 'init server listening' "$UP_S" $vm; then
+	node_init "$work/ws2" "$logs/m2b-constel-init.out" 60
+	cli=$?
+else
+	cli=124
+fi
+node_wait m2b-cmdline-init 'serve: aTLS handshake failed' 30 $vm
+kill $(pgrep -P $vm) 2>/dev/null
+wait $vm
+t=measured_vm_2b_cli_refuses_the_uki_with_another_command_line_naming_pcrs_4_9_11
+[ $cli != 0 ] && [ $cli != 124 ] && grep -q "measurement validation failed: PCR 4: expected $want4, got [0-9a-f]\{64\} (PCRs that differ: 4, 9, 11)" "$logs/m2b-constel-init.out" &&
+	grep -aq 'constel.test=1' "$work/cmdline.efi" && grep -aq 'serve: aTLS handshake failed: .*did it refuse our attestation' "$logs/m2b-cmdline-init.log" &&
+	[ "$(luks_token "$work/control-plane-1.raw")" != True ] && ! grep -aq '@@STANDIN' "$logs/m2b-cmdline-init.log" &&
+	pass $t || fail $t "constel-init $cli: $(tail -1 "$logs/m2b-constel-init.out" | cut -c1-300)"
 
 # ---- M3: a worker joins with the measurements enforced ----
 cluster_joinservice "$work/m.json" || fail measured_vm_3_join_service "did not start"
