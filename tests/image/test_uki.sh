@@ -43,7 +43,7 @@ fi
 
 t=uki_from_a_clean_clone_is_byte_identical
 if git clone -q "$PWD" "$work/clone" 2>"$work/err" &&
-	(cd "$work/clone" && BUILD=$OLDPWD/$BUILD DEPS=$deps initrd/build.sh "$work/clone-initrd.img") >"$work/err" 2>&1 &&
+	(build=$(cd "$BUILD" && pwd) && cd "$work/clone" && BUILD=$build DEPS=$deps initrd/build.sh "$work/clone-initrd.img") >"$work/err" 2>&1 &&
 	uki "$work/clone" "$work/clone.efi" "$work/clone-initrd.img" 2>"$work/err"; then
 	[ "$(sha "$work/clone.efi")" = "$a" ] && pass $t || fail $t "clone $(sha "$work/clone.efi"), here $a"
 else
