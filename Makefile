@@ -16,8 +16,8 @@ ifndef DEPS
 # others' do nothing.
 INNER_GOALS = $(or $(filter-out prepare clean,$(MAKECMDGOALS)),all)
 
-.PHONY: all test run bench fuzz agent tools initrd prepare clean
-all test run bench fuzz agent tools initrd: prepare
+.PHONY: all test run bench fuzz agent tools initrd uki measurements prepare clean
+all test run bench fuzz agent tools initrd uki measurements: prepare
 	@$(if $(filter $@,$(firstword $(INNER_GOALS))),$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $(INNER_GOALS),:)
 
 prepare:
@@ -192,7 +192,7 @@ test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
-		$(BUILD)/initrd.img $(BUILD)/bench/join_bench
+		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements
 	@tests/run.sh
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
@@ -207,6 +207,21 @@ initrd: $(BUILD)/initrd.img
 $(BUILD)/initrd.img: $(BUILD)/constel-agent.stripped $(DEPS)/sbin/mke2fs initrd/mkinitrd.py \
 		initrd/build.sh initrd/modules.txt
 	BUILD=$(BUILD) DEPS=$(DEPS) initrd/build.sh $@
+
+# ---- the measured boot (image/README.md): the UKI of that initrd with Debian's systemd-stub
+# and the kernel the QEMU tests boot, byte for byte reproducible (image/uki.py); its FAT ESP;
+# the PCRs a node booting it directly from UEFI firmware must quote (image/measure.py).
+.PHONY: uki measurements
+uki: $(BUILD)/constel.efi $(BUILD)/constel-esp.img
+measurements: $(BUILD)/measurements.json
+$(BUILD)/constel.efi: $(BUILD)/initrd.img image/uki.py image/qemu-node.cmdline image/qemu-node.os-release
+	eval "$$(qemu-tests/kernel.sh)" && image/uki.py --linux "$$BZIMAGE" --initrd $< \
+		--cmdline image/qemu-node.cmdline --osrel image/qemu-node.os-release -o $@
+	sha256sum $@
+$(BUILD)/constel-esp.img: $(BUILD)/constel.efi image/esp.sh
+	image/esp.sh $@ $<
+$(BUILD)/measurements.json: $(BUILD)/constel.efi image/measure.py
+	image/measure.py --uki $< --zero 8,12,13,15 >$@.tmp && mv $@.tmp $@
 
 # Host tools: static musl programs on the agent's library, like the agent.
 $(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
@@ -225,7 +240,7 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
-		$(BUILD)/initrd.img
+		$(BUILD)/initrd.img uki
 	@tests/bench/size.sh $(BUILD)
 	@echo
 	@tests/bench/join-latency.sh $(BUILD)
@@ -235,6 +250,7 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	@tests/bench/disk-vm.sh $(BUILD)
 	@echo; tests/bench/initrd.sh $(BUILD)
 	@echo; tests/bench/boot-vm.sh $(BUILD)
+	@echo; tests/bench/measured-boot.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 # Each target for FUZZ_TIME seconds, then one line of libFuzzer's final stats: executions,

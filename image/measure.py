@@ -13,7 +13,11 @@ Constellation's measurements ({"<pcr>": {"expected": "<hex>", "warnOnly": false}
           with its NUL, then the section's data. --phase adds systemd-pcrphase's words (the
           agent runs none: it is the initrd's only program).
 
-  measure.py --uki UKI.efi [--pre-stage BOOTLOADER.efi]... [--stub N] [--phase P] [-v]
+  --zero 8,12,13,15 adds those PCRs as all-zero, enforced: with --uki, the full set a
+  Constellation QEMU node enforces (4, 8, 9, 11, 12, 13, 15; spec §2.7) for a UKI the firmware
+  starts directly (no boot loader, no load options: PCR 12 stays zero).
+
+  measure.py --uki UKI.efi [--pre-stage BOOTLOADER.efi]... [--stub N] [--phase P] [--zero L] [-v]
   measure.py --linux K --initrd I --cmdline FILE [--osrel F] [--uname F] ... [--stub N]
 """
 import argparse
@@ -185,8 +189,13 @@ def main():
     ap.add_argument("--stub", type=int, help="systemd-stub's major version (default: the "
                     "UKI's .sdmagic, else 252)")
     ap.add_argument("--phase", default="", help="systemd-pcrphase words, colon separated")
+    ap.add_argument("--zero", default="", metavar="PCRS",
+                    help="PCRs to add as all-zero, enforced, comma separated (8,12,13,15)")
     ap.add_argument("-v", action="store_true", help="list each event on stderr")
     a = ap.parse_args()
+    zero = [w for w in a.zero.split(",") if w]
+    if any(not w.isdigit() or int(w) > 23 or int(w) in (4, 9, 11) for w in zero):
+        die("--zero takes PCR indexes 0-23 other than 4, 9, 11: %r" % a.zero)
     log_events = a.v
 
     parts = {s: getattr(a, s[1:]) for s in SECTIONS_LATER}
@@ -222,6 +231,8 @@ def main():
         die("PCR 9 with a .pcrpkey section is not supported")
     out[9] = pcr9(sections[".cmdline"], sections[".initrd"])
     out[11] = pcr11(sections, order, [w for w in a.phase.split(":") if w])
+    for w in zero:
+        out[int(w)] = bytes(32)
     print(json.dumps({str(k): {"expected": v.hex(), "warnOnly": False}
                       for k, v in sorted(out.items())}, indent=2))
 

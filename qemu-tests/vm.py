@@ -32,6 +32,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 QBOOT = "/usr/share/qemu/qboot.rom"
+# --uefi: Debian's ovmf, the 4 MB build without Secure Boot; the variable store is copied per boot.
+OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
 # Each saves time under TCG (notes §5.1: poweroff after 2.5 s instead of 4.0 s); quiet also
 # keeps kernel messages from splitting the guest's protocol lines.
 TWEAKS = ("console=ttyS0 panic=-1 quiet cryptomgr.notests mitigations=off tsc=reliable "
@@ -138,30 +141,44 @@ def start_swtpm(a, tmp, summary, procs):
             raise RuntimeError("swtpm did not start (see %s)" % log)
         time.sleep(0.02)
     return ["-chardev", "socket,id=chrtpm,path=" + sock,
-            "-tpmdev", "emulator,id=tpm0,chardev=chrtpm", "-device", "tpm-tis,tpmdev=tpm0"]
+            "-tpmdev", "emulator,id=tpm0,chardev=chrtpm",
+            "-device", ("tpm-crb" if a.uefi else "tpm-tis") + ",tpmdev=tpm0"]
 
 
-def qemu_command(a, k):
+def qemu_command(a, k, tmp=None):
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
-           "-monitor", "none", "-machine", "pc", "-cpu", "max", "-smp", "1", "-accel", "tcg",
-           "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
-           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-           "-initrd", a.initrd, "-append", (TWEAKS + " " + a.append).strip()]
-    if k.get("VMLINUX"):
-        # PVH needs qboot: PVH + SeaBIOS + TPM corrupts the ACPI tables (notes §9.1).
-        cmd += ["-kernel", k["VMLINUX"], "-bios", QBOOT]
+           "-monitor", "none", "-machine", "q35" if a.uefi else "pc", "-cpu", "max", "-smp",
+           "1", "-accel", "tcg", "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if a.uefi:
+        # A measured boot: OVMF from pflash starts the UKI on the ESP (its \EFI\BOOT\BOOTX64.EFI),
+        # which carries kernel, initrd and command line; the ESP is the last virtio disk (the
+        # others keep their /dev/vdX) and the first boot option (bootindex).
+        vars_copy = os.path.join(tmp, "OVMF_VARS.fd")
+        shutil.copyfile(OVMF_VARS, vars_copy)
+        cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + OVMF_CODE,
+                "-drive", "if=pflash,format=raw,unit=1,file=" + vars_copy]
     else:
-        cmd += ["-kernel", k["BZIMAGE"]]  # SeaBIOS, the default firmware
+        cmd += ["-initrd", a.initrd, "-append", (TWEAKS + " " + a.append).strip()]
+        if k.get("VMLINUX"):
+            # PVH needs qboot: PVH + SeaBIOS + TPM corrupts the ACPI tables (notes §9.1).
+            cmd += ["-kernel", k["VMLINUX"], "-bios", QBOOT]
+        else:
+            cmd += ["-kernel", k["BZIMAGE"]]  # SeaBIOS, the default firmware
     for i, d in enumerate(a.disk):  # in order: /dev/vda, /dev/vdb, ...
         cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe" % (d, i),
                 "-device", "virtio-blk-pci,drive=d%d" % i]
+    if a.uefi:
+        cmd += ["-drive", "file=%s,format=raw,if=none,id=esp,readonly=on" % a.uefi,
+                "-device", "virtio-blk-pci,drive=esp,bootindex=0"]
     if a.net_guestfwd or a.hostfwd:  # else no NIC at all: -nodefaults adds none
         user = ["user,id=n0,restrict=on", "net=" + a.net]
         if a.dhcp_start:
             user.append("dhcpstart=" + a.dhcp_start)
         cmd += ["-netdev", ",".join(user + ["hostfwd=" + h for h in a.hostfwd]
                                     + ["guestfwd=" + g for g in a.net_guestfwd]),
-                "-device", "virtio-net-pci,netdev=n0"]
+                # --uefi: no option ROM (romfile= empty), so OVMF measures no iPXE
+                "-device", "virtio-net-pci,netdev=n0" + (",romfile=" if a.uefi else "")]
     return cmd
 
 
@@ -253,7 +270,9 @@ def interrupted(signum, frame):
 def main():
     ap = argparse.ArgumentParser(description="One QEMU boot of a test initrd, judged by "
                                  "console markers (see the top of vm.py).")
-    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--initrd", help="the initrd (with the kernel of kernel.sh)")
+    ap.add_argument("--uefi", metavar="ESP", help="boot OVMF (q35, tpm-crb) from this FAT "
+                    "image's \\EFI\\BOOT\\BOOTX64.EFI instead of --initrd")
     ap.add_argument("--log", required=True, help="serial log; LOG.json gets the summary")
     ap.add_argument("--disk", action="append", default=[], help="raw image; in order vda, vdb...")
     ap.add_argument("--tpm-state", help="swtpm state directory (kept across boots)")
@@ -272,6 +291,8 @@ def main():
     ap.add_argument("--memory", type=int, default=512, help="MB")
     a = ap.parse_args()
     check_net_rules(ap, a)
+    if bool(a.initrd) == bool(a.uefi) or (a.uefi and a.append):
+        ap.error("give --initrd [--append] or --uefi (its UKI holds the command line)")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupted)
 
@@ -281,10 +302,10 @@ def main():
     status, procs, tmp = 2, {}, None
     log = open(a.log, "wb")  # first: a failed setup must not leave an older boot's log behind
     try:
-        k = kernel()
-        summary["kernel"] = k.get("VMLINUX") or k["BZIMAGE"]
+        k = {} if a.uefi else kernel()
+        summary["kernel"] = a.uefi or k.get("VMLINUX") or k["BZIMAGE"]
         tmp = tempfile.mkdtemp(prefix="vm-")  # short: the swtpm socket path must fit AF_UNIX
-        cmd = qemu_command(a, k)
+        cmd = qemu_command(a, k, tmp)
         if a.tpm_state:
             cmd += start_swtpm(a, tmp, summary, procs)
         t0 = time.monotonic()

@@ -327,10 +327,14 @@ static int check_quote(const TPMT_PUBLIC *ak, const struct doc *d, const struct 
 	return 0;
 }
 
+/* Every entry is compared, as Go's measurements.Compare does: each warn-only mismatch is logged;
+ * the refusal names the first enforced mismatch with both values and, when there are more,
+ * every enforced PCR that differs. */
 static int check_measurements(const struct quote *q256, const struct measurements *m, char *err,
 			      size_t errlen)
 {
-	char want[130], got[130];
+	char want[130], got[130], first[300] = "", list[TPM_PCRS * 4] = "";
+	size_t n = 0, used = 0;
 
 	for (size_t i = 0; m && i < m->n; i++) {
 		const struct measurement *e = &m->m[i];
@@ -349,10 +353,19 @@ static int check_measurements(const struct quote *q256, const struct measurement
 				 got);
 			continue;
 		}
-		return errbuf_set(err, errlen,
-				  "measurement validation failed: PCR %d: expected %s, got %s",
-				  e->pcr, want, got);
+		if (n++ == 0)
+			snprintf(first, sizeof first, "PCR %d: expected %s, got %s", e->pcr, want,
+				 got);
+		if (used < sizeof list)
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
+						 used ? ", " : "", e->pcr);
 	}
+	if (n == 1)
+		return errbuf_set(err, errlen, "measurement validation failed: %s", first);
+	if (n > 1)
+		return errbuf_set(err, errlen,
+				  "measurement validation failed: %s (PCRs that differ: %s)", first,
+				  list);
 	return 0;
 }
 

@@ -286,9 +286,11 @@ static int conn_step(struct serve_conn *c, int64_t now)
 	if (!c->dead && c->admitted) {
 		r = grpc_server_conn_step(c->rpc);
 		if (r != 0) {
+			/* a peer that hangs up mid-handshake (a CLI refusing our attestation)
+			 * ends it "cleanly" (r 1): still one line */
 			if (r < 0 && atls_established(c->tls))
 				log_debug("serve: connection ended: %s", strerror(-r));
-			else if (r < 0)
+			else if (!atls_established(c->tls))
 				handshake_failed(c, now);
 			c->dead = 1;
 		}
