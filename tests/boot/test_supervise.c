@@ -501,8 +501,8 @@ TEST(supervise_restarts_kubelet_when_kubeadm_rewrites_its_flags)
 				   .stale = kubelet_files_changed};
 	struct sv_child *kl;
 	char args[4096], log[8192];
-	int fd;
-	int64_t t;
+	int fd, started, before, running;
+	int64_t t, took;
 
 	setup();
 	put("var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n");
@@ -513,21 +513,24 @@ TEST(supervise_restarts_kubelet_when_kubeadm_rewrites_its_flags)
 	fd = capture_log();
 	CHECK(sv_open(&s) == 0);
 	kl = sv_add(&s, &kubelet);
-	CHECK(kl && kl->pid > 0);
+	started = kl && kl->pid > 0;
 	poll_loop(&s, 700);
-	CHECK(count_lines(at("kubelet-args")) == 1); /* a stamp that stays is no restart */
+	before = count_lines(at("kubelet-args")); /* a stamp that stays is no restart */
 	/* kubeadm's second write */
 	put("var/lib/kubelet/kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.7\"\n");
 	t = now_ms();
 	while (count_lines(at("kubelet-args")) < 2 && now_ms() - t < 2500)
 		poll_loop(&s, 50);
-	/* a check every SV_STALE_CHECK_MS, then the start at once (a back-off: >= 3 s) */
-	CHECK(now_ms() - t < 2000);
+	took = now_ms() - t;
 	poll_loop(&s, 300);
-	CHECK(kl->pid > 0 && kl->restarts == 0);
-	sv_stop(&s);
+	running = kl && kl->pid > 0 && kl->restarts == 0;
+	sv_stop(&s); /* before any CHECK returns */
 	sv_close(&s);
 	release_log(fd);
+	CHECK(started && before == 1);
+	/* a check every SV_STALE_CHECK_MS, then the start at once (a back-off: >= 3 s) */
+	CHECK(took < 2000);
+	CHECK(running);
 	CHECK(slurp(at("kubelet-args"), args, sizeof args) > 0);
 	CHECK(count_lines(at("kubelet-args")) == 2);
 	CHECK(strstr(args, "--config=/var/lib/kubelet/config.yaml\n") != NULL);
@@ -535,5 +538,59 @@ TEST(supervise_restarts_kubelet_when_kubeadm_rewrites_its_flags)
 	CHECK(slurp(at("log"), log, sizeof log) > 0);
 	CHECK(strstr(log, "kubelet-double: its files changed: restarting it") != NULL);
 	CHECK(strstr(log, "restart 1") == NULL);
+	teardown();
+}
+
+static int stale_once;
+
+/* stale exactly once: kubeadm wrote its files once */
+static int stale_first_time(struct sv_child *c)
+{
+	(void)c;
+	return stale_once++ == 0;
+}
+
+/* A child that ignores the SIGTERM of a stale restart is killed SV_KILL_GRACE_MS later and
+ * started again at once; still no failure for the back-off. */
+TEST(supervise_kills_a_stale_child_that_ignores_sigterm_and_starts_it_again)
+{
+	struct sv_child slots[2] = {0};
+	struct supervisor s = {
+	    .children = slots, .cap = 2, .backoff_min_ms = 3000, .stop_timeout_ms = 200};
+	const char *argv[] = {NULL, NULL};
+	struct sv_child c = {.name = "stubborn-kubelet-double",
+			     .argv = argv,
+			     .policy = SV_RESTART,
+			     .stale = stale_first_time};
+	struct sv_child *k;
+	int64_t t0, took;
+	pid_t first;
+	int ok, ended, restarts;
+
+	setup();
+	argv[0] =
+	    script("stubborn-kubelet-double",
+		   "date +%s%N >>\"$d/starts\"\ntrap '' TERM\nwhile :; do sleep 0.05; done\n");
+	stale_once = 0;
+	CHECK(sv_open(&s) == 0);
+	t0 = now_ms();
+	k = sv_add(&s, &c);
+	CHECK(k && k->pid > 0);
+	first = k ? k->pid : 0;
+	while (k && (k->pid == first || k->pid <= 0) && now_ms() - t0 < 12000)
+		poll_loop(&s, 50);
+	ok = k && k->pid > 0 && k->pid != first;
+	ended = k ? k->last_status : 0;
+	took = now_ms() - t0;
+	restarts = k ? k->restarts : -1;
+	sv_stop(&s); /* before any CHECK returns: the double ignores SIGTERM */
+	sv_close(&s);
+	CHECK(ok);
+	CHECK(WIFSIGNALED(ended) && WTERMSIG(ended) == SIGKILL);
+	/* the first check after SV_STALE_CHECK_MS, SIGKILL the grace later, then at once */
+	CHECK(took >= SV_STALE_CHECK_MS + SV_KILL_GRACE_MS &&
+	      took < SV_STALE_CHECK_MS + SV_KILL_GRACE_MS + 2000);
+	CHECK(restarts == 0 && stale_once == 1);
+	CHECK(count_lines(at("starts")) == 2);
 	teardown();
 }
