@@ -3,7 +3,9 @@
  * growing, capped back-off (start times recorded by the double, the log lines captured), an
  * orphaned grandchild is reaped by us, SIGTERM from a helper process stops the children (one
  * that ignores SIGTERM is SIGKILLed after stop_timeout_ms) and is returned, and the deadline
- * returns 0. Every run has a deadline, so no test can hang. */
+ * returns 0. A running kubelet double whose files kubeadm rewrites (kubelet_stamp) is
+ * restarted at once with the new flags, not counted for the back-off. Every run has a
+ * deadline, so no test can hang. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
