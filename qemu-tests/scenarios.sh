@@ -86,6 +86,10 @@ why=
 grep -aq '@@STANDIN kubeadm init -v=5 --skip-phases=preflight,certs' "$logs/1-init.log" || why="$why args"
 grep -aq '@@STANDIN kubeadm kubeconfig user --client-name constellation-admin' "$logs/1-init.log" || why="$why kubeconfig"
 [ -z "$why" ] && pass $t || fail $t "wrong:$why"
+t=node_vm_1_real_containerd_serves_its_socket
+grep -aq 'containerd successfully booted' "$logs/1-init.log" &&
+	grep -aq 'serving\.\.\. .*address.*=/run/containerd/containerd.sock$' "$logs/1-init.log" && pass $t ||
+	fail $t "no 'containerd successfully booted' serving /run/containerd/containerd.sock on the console"
 marker1=$(node_data 1-init marker_new)
 
 # ---- 8: a wrong init secret first, then the right one (control-plane-1) ----
