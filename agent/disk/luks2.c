@@ -162,30 +162,45 @@ static int initialized_token(json_object *tokens)
 	       json_object_is_type(init, json_type_boolean) && json_object_get_boolean(init);
 }
 
-/* Checks one binary header and its JSON area (h points at it, room bytes readable) and
- * returns its enum disk_state, or -EINVAL with the field in err. */
-static int check_header(const uint8_t *h, size_t room, const char *which, uint64_t *hdr_size,
-			char *err, size_t errlen)
+/* libcryptsetup's offsets of the secondary header, scanned in this order when the primary
+ * is unusable (its LUKS2_HDR2_OFFSETS: 16 KiB * 2^k up to 4 MiB). */
+static const uint64_t hdr2_offsets[] = {0x4000,	 0x8000,   0x10000,  0x20000, 0x40000,
+					0x80000, 0x100000, 0x200000, 0x400000};
+
+/* What one header copy is, as libcryptsetup would see it. */
+enum copy {
+	COPY_ABSENT = 0, /* no magic: not a header */
+	COPY_DAMAGED =
+	    1,		/* magic, but its binary fields or checksum fail: libcryptsetup skips it */
+	COPY_VALID = 2, /* checksum verified: decided by the strict check */
+};
+
+/* The binary checks libcryptsetup makes before it trusts a copy (magic, version, hdr_offset,
+ * hdr_size, checksum) on the copy at off (h = buf + off, room bytes readable). Returns the
+ * enum copy, or -EINVAL for a checksum algorithm we cannot verify (libcryptsetup might trust
+ * it, so the disk is refused rather than judged by the other copy). */
+static int check_binary(const uint8_t *h, size_t room, uint64_t off, int secondary,
+			const char *which, uint64_t *hdr_size, char *err, size_t errlen)
 {
-	static const char *const top[] = {"keyslots", "tokens", "segments",
-					  "digests",  "config", NULL};
-	static const char *const config[] = {"json_size", "keyslots_size", "flags", "requirements",
-					     NULL};
 	uint8_t csum[32], zero[64] = {0};
 	br_sha256_context c;
-	json_object *root, *part;
 	uint64_t size;
-	size_t jlen;
-	int r;
 
+	if (room < 4096 || memcmp(h, secondary ? "SKUL\xba\xbe" : "LUKS\xba\xbe", 6))
+		return COPY_ABSENT;
 	if (h[6] != 0 || h[7] != 2)
 		return errbuf_set(err, errlen, "LUKS2 header: %s: version %u, want 2", which,
-				  (unsigned)(h[6] << 8 | h[7]));
+				  (unsigned)(h[6] << 8 | h[7])),
+		       COPY_DAMAGED;
 	size = be64(h + 8);
-	if (size < 16384 || size > LUKS2_HDR_MAX || size % 4096 || size > room)
+	if (be64(h + 256) != off || size < 16384 || size > LUKS2_HDR_MAX || size % 4096 ||
+	    size > room || (secondary && size != off))
 		return errbuf_set(err, errlen,
-				  "LUKS2 header: %s: hdr_size %llu is invalid or truncated", which,
-				  (unsigned long long)size);
+				  "LUKS2 header: %s: hdr_size %llu or hdr_offset %llu is invalid "
+				  "or truncated",
+				  which, (unsigned long long)size,
+				  (unsigned long long)be64(h + 256)),
+		       COPY_DAMAGED;
 	if (strncmp((const char *)h + 72, "sha256", 32))
 		return errbuf_set(err, errlen, "LUKS2 header: %s: checksum_alg is not sha256",
 				  which);
@@ -196,8 +211,24 @@ static int check_header(const uint8_t *h, size_t room, const char *which, uint64
 	br_sha256_update(&c, h + 512, (size_t)size - 512);
 	br_sha256_out(&c, csum);
 	if (memcmp(csum, h + 448, 32))
-		return errbuf_set(err, errlen, "LUKS2 header: %s: checksum mismatch", which);
+		return errbuf_set(err, errlen, "LUKS2 header: %s: checksum mismatch", which),
+		       COPY_DAMAGED;
 	*hdr_size = size;
+	return COPY_VALID;
+}
+
+/* The strict check of the JSON area of a copy that passed check_binary (h points at it, size
+ * bytes): its enum disk_state, or -EINVAL with the field in err. */
+static int check_json(const uint8_t *h, uint64_t size, char *err, size_t errlen)
+{
+	static const char *const top[] = {"keyslots", "tokens", "segments",
+					  "digests",  "config", NULL};
+	static const char *const config[] = {"json_size", "keyslots_size", "flags", "requirements",
+					     NULL};
+	json_object *root, *part;
+	size_t jlen;
+	int r;
+
 	jlen = strnlen((const char *)h + 4096, (size_t)size - 4096);
 	root = json_parse_exact((const char *)h + 4096, jlen);
 	r = -EINVAL;
@@ -237,31 +268,84 @@ out:
 	return r;
 }
 
+/* The secondary copy libcryptsetup would find when the primary is unusable: the first offset
+ * whose copy passes check_binary. Returns COPY_VALID (*off set), or the worst state seen
+ * (COPY_DAMAGED when some offset held a damaged copy), or -EINVAL. */
+static int scan_secondary(const uint8_t *buf, size_t len, uint64_t *off, uint64_t *size, char *err,
+			  size_t errlen)
+{
+	int worst = COPY_ABSENT;
+
+	for (size_t i = 0; i < sizeof hdr2_offsets / sizeof hdr2_offsets[0]; i++) {
+		char where[40];
+		int c;
+
+		if (hdr2_offsets[i] >= len)
+			break;
+		snprintf(where, sizeof where, "secondary at 0x%llx",
+			 (unsigned long long)hdr2_offsets[i]);
+		c = check_binary(buf + hdr2_offsets[i], len - hdr2_offsets[i], hdr2_offsets[i], 1,
+				 where, size, err, errlen);
+		if (c < 0 || c == COPY_VALID) {
+			*off = hdr2_offsets[i];
+			return c;
+		}
+		if (c > worst)
+			worst = c;
+	}
+	return worst;
+}
+
 int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char *err,
 		   size_t errlen)
 {
-	uint64_t size = 0, size2 = 0;
-	int r, r2;
+	uint64_t size = 0, size2 = 0, off2 = 0, use = 0;
+	char err1[200] = "", err2[200] = "";
+	int c1, c2, r = -EINVAL;
 
-	if (len < 4096 || memcmp(buf, "LUKS\xba\xbe", 6))
-		return DISK_NEW;
-	r = check_header(buf, len, "primary", &size, err, errlen);
-	if (r < 0)
+	c1 = check_binary(buf, len, 0, 0, "primary", &size, err1, sizeof err1);
+	if (c1 < 0)
+		return errbuf_set(err, errlen, "%s", err1);
+	if (c1 == COPY_VALID) {
+		/* libcryptsetup reads the secondary right after the primary and uses the copy
+		 * with the higher sequence number, so a valid secondary must pass the same
+		 * check; a damaged one is ignored (libcryptsetup repairs it from the primary). */
+		off2 = size;
+		c2 = off2 < len ? check_binary(buf + off2, len - off2, off2, 1, "secondary", &size2,
+					       err2, sizeof err2)
+				: COPY_ABSENT;
+	} else {
+		/* The primary is missing or damaged: libcryptsetup scans the secondary's offsets
+		 * and recovers the primary from the first valid copy. Decide by that copy; never
+		 * NEW while any copy of a header is on the disk. */
+		c2 = scan_secondary(buf, len, &off2, &size2, err2, sizeof err2);
+	}
+	if (c2 < 0)
+		return errbuf_set(err, errlen, "%s", err2);
+	if (c1 != COPY_VALID && c2 != COPY_VALID) {
+		if (c1 == COPY_ABSENT && c2 == COPY_ABSENT)
+			return DISK_NEW;
+		return errbuf_set(err, errlen, "%s%s%s (no intact copy of the header)",
+				  c1 ? err1 : "LUKS2 header: primary: no magic", c2 ? "; " : "",
+				  c2 ? err2 + 14 : "");
+	}
+	if (c1 == COPY_VALID && (r = check_json(buf, size, err, errlen)) < 0)
 		return r;
-	/* libcryptsetup uses the copy with the higher sequence number, so a valid secondary
-	 * header (right after the primary) must pass the same check; one with a broken
-	 * checksum is ignored, as libcryptsetup ignores it. */
-	if (len >= 2 * size && !memcmp(buf + size, "SKUL\xba\xbe", 6)) {
-		char err2[256];
+	if (c2 == COPY_VALID) {
+		int r2 = check_json(buf + off2, size2, err2, sizeof err2);
 
-		r2 = check_header(buf + size, len - size, "secondary", &size2, err2, sizeof err2);
-		if (r2 < 0 && !strstr(err2, "checksum mismatch"))
-			return errbuf_set(err, errlen, "%s", err2);
-		if (r2 >= 0 && be64(buf + size + 16) > be64(buf + 16))
+		if (r2 < 0)
+			return errbuf_set(err, errlen, "LUKS2 header: %s copy: %s",
+					  c1 == COPY_VALID ? "secondary" : "recovered secondary",
+					  err2 + 14);
+		if (c1 != COPY_VALID || be64(buf + off2 + 16) > be64(buf + 16)) {
 			r = r2;
+			use = off2;
+			size = size2;
+		}
 	}
 	if (info) {
-		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + 168);
+		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + use + 168);
 		info->hdr_size = size;
 	}
 	return r;

@@ -159,37 +159,98 @@ int kubeadm_init_yaml(const struct kubeadm_init *c, char *out, size_t cap);
 /* The audit policy written to /etc/kubernetes/audit-policy.yaml (audit.k8s.io/v1). */
 extern const char kube_audit_policy[];
 
-/* Runs argv (argv[0] an absolute path) with envp, in its own process group, stdin from
- * /dev/null, stdout to out_fd (-1: to our stderr), stderr to ours. Waits at most timeout_ms,
- * then kills the group. Returns the exit status (0..255), 128+signal, -ETIMEDOUT when it was
- * killed, or -errno when it could not start (each of these last two logged in one line). */
+/* Runs argv (argv[0] an absolute path) with envp in its own process group, stdin from
+ * /dev/null, stdout to out_fd (-1: with stderr into a KUBE_TAIL_MAX tail whose last lines
+ * reach the log, tokens redacted). Waits at most timeout_ms, or until stop_fd (> 0) is
+ * readable; then SIGTERM to the group, 3 s, SIGKILL to the group. Whatever the child left in
+ * its group is killed when it exits. Returns the exit status (0..255), 128+signal,
+ * -ETIMEDOUT (deadline) or -ECANCELED (stop_fd), or -errno when it could not start (each of
+ * these logged in one line). */
 int kube_run(const char *const argv[], const char *const envp[], int out_fd, int timeout_ms);
+int kube_run_until(const char *const argv[], const char *const envp[], int out_fd, int timeout_ms,
+		   int stop_fd);
 
 /* §5.4 step 9 / §10 join: the audit policy, /etc/kubernetes/manifests recreated empty, the join
  * configuration in a 0600 file under root/run/constel/ (removed afterwards: it holds the
  * token), then "<kubeadm> join -v=5 --config <file>" up to attempts times (<= 0: 3),
- * retry_delay_ms apart, all within timeout_ms (<= 0: 5 min). root is "" for /. Returns 0 or
- * the last failure as kube_run returns it. */
+ * retry_delay_ms apart, all within timeout_ms (<= 0: 5 min, the Go join client's). root is ""
+ * for /. Returns 0 or the last failure as kube_run returns it (-ECANCELED: stop_fd, no
+ * retry). */
 struct kube_join_run {
 	const struct kubeadm_join *j;
 	const char *kubeadm; /* absolute path */
 	const char *root;
 	int attempts, retry_delay_ms, timeout_ms;
+	int stop_fd; /* > 0: readable when the node shuts down (e.g. PID 1's signalfd) */
 };
 int kube_join_run(const struct kube_join_run *r);
 
 /* §10 init: audit policy, "init phase preflight", "init phase certs all", the node's kubelet
  * certificate signed by root/etc/kubernetes/pki/ca.{crt,key} (root/run/state/kubelet/pki/
  * kubelet-client-{crt,key}.pem, 0600), /etc/kubernetes/manifests recreated, "init
- * --skip-phases=...", then "kubeconfig user --client-name <cluster>-admin --org
- * system:masters", whose output (at most 1 MiB) is written to out_fd: the admin kubeconfig.
- * Everything within timeout_ms (<= 0: 5 min). 0, a kubeadm exit status, or -errno. */
+ * --skip-token-print --skip-phases=...", then "kubeconfig user --client-name <cluster>-admin
+ * --org system:masters", whose output (at most 1 MiB) is written to out_fd: the admin
+ * kubeconfig. The kubeadm commands within timeout_ms (<= 0: 1 h, the CLI's bound on Init;
+ * component downloads have their own). 0, a kubeadm exit status, or -errno. */
 struct kube_init_run {
 	const struct kubeadm_init *c;
 	const char *kubeadm; /* absolute path */
 	const char *root;
 	int timeout_ms;
+	int stop_fd; /* > 0: readable when the node shuts down */
 };
 int kube_init_run(const struct kube_init_run *r, int out_fd);
+
+/* ---- kubeadm's output (outtail.c) ---- */
+#define KUBE_TAIL_MAX	(64 * 1024) /* the newest bytes of one kubeadm command's output */
+#define KUBE_TAIL_LINES 20	    /* of which the last lines reach the log */
+
+/* Replaces, in place, every bootstrap token ([a-z0-9]{6}.[a-z0-9]{16}) with "<token>" and the
+ * hex after "--certificate-key" with "<key>"; returns the new length (the rest is wiped). */
+size_t kube_output_redact(char *s, size_t len);
+
+struct kube_tail {
+	char buf[KUBE_TAIL_MAX];
+	size_t len;
+	int cut; /* older bytes were dropped: the first line is partial */
+};
+void kube_tail_init(struct kube_tail *t);
+void kube_tail_add(struct kube_tail *t, const char *p, size_t n);
+/* Logs the last `lines` lines, redacted, as "<what>| <line>" at level; then wipes the tail. */
+void kube_tail_log(struct kube_tail *t, const char *what, int lines, int level);
+
+/* ---- kubelet's command line (kubeletflags.c) ---- */
+#define KUBELET_ENV_FILE_MAX  65536 /* bytes of one environment file */
+#define KUBELET_WORDS_MAX     256   /* words of one variable */
+#define KUBELET_WORD_MAX      4096  /* bytes of one word */
+#define KUBELET_ENV_FILES_MAX 4
+
+/* systemd's EnvironmentFile= syntax (KEY=value lines, '#'/';' comments, '...' literal, "..."
+ * with \ " ` $ and newline escapes, unquoted backslash escapes, trailing blanks dropped, a
+ * later assignment winning): the value of key in text, NUL-terminated in val. 1 found, 0
+ * absent, -EINVAL with one line in err for a malformed file (too large, NUL, invalid UTF-8,
+ * an invalid variable name, a value of key longer than cap - 1). */
+int env_file_value(const char *text, size_t len, const char *key, char *val, size_t cap, char *err,
+		   size_t errlen);
+
+struct kubelet_env_text {
+	const char *name; /* for the log */
+	const char *text; /* NULL: the file is missing */
+	size_t len;
+};
+/* kubelet_argv on file contents already read (the files in systemd's order). */
+int kubelet_argv_text(const struct kubelet_env_text *files, size_t n_files, const char *kubelet,
+		      char *arena, size_t cap, const char **argv, size_t max_argv);
+
+/* kubelet's argv for root ("" on a node after switch_root; the host-mode root folder
+ * otherwise): argv[0] = kubelet, then --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-
+ * kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml,
+ * the words of KUBELET_KUBEADM_ARGS and KUBELET_EXTRA_ARGS from root/var/lib/kubelet/
+ * kubeadm-flags.env and root/etc/default/kubelet (split at whitespace, as systemd expands
+ * $VAR), argv[argc] = NULL; the strings live in arena. Returns argc, or -errno (one line)
+ * when arena/argv are too small. A missing or malformed env file is not an error (one line
+ * when malformed). */
+int kubelet_argv(const char *root, const char *kubelet, char *arena, size_t cap, const char **argv,
+		 size_t max_argv);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,32 +23,39 @@
 #include "base/base.h"
 #include "kube.h"
 
-#define KUBEADM_TIMEOUT_MS (5 * 60 * 1000) /* joinTimeout of the Go join client */
-#define JOIN_ATTEMPTS	   3
-#define KUBECONFIG_MAX	   (1 << 20)
-#define YAML_MAX	   16384
-#define PKI_FILE_MAX	   16384
-#define CERT_PEM_MAX	   12288
-#define NO_PIDFD_TICK_MS   10 /* how often a child is polled without pidfd_open (< 5.3) */
-#define STD_PATH	   "/run/state/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+#define JOIN_TIMEOUT_MS	 (5 * 60 * 1000)  /* joinTimeout of the Go join client */
+#define INIT_TIMEOUT_MS	 (60 * 60 * 1000) /* the CLI's bound on the Init RPC */
+#define STOP_GRACE_MS	 3000		  /* SIGTERM to SIGKILL for kubeadm's group */
+#define JOIN_ATTEMPTS	 3
+#define KUBECONFIG_MAX	 (1 << 20)
+#define YAML_MAX	 16384
+#define PKI_FILE_MAX	 16384
+#define CERT_PEM_MAX	 12288
+#define NO_PIDFD_TICK_MS 10 /* how often a child is polled without pidfd_open (< 5.3) */
+#define STD_PATH	 "/run/state/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
-/* Where a child's stdout goes: fd (-1: our stderr), or a buffer of cap bytes when buf is set. */
+/* Where a child's output goes: stdout to fd (>= 0) or into buf (cap bytes) when buf is set,
+ * else with stderr into the tail whose last lines reach the log. */
 struct run_out {
 	int fd;
 	uint8_t *buf;
 	size_t cap, len;
+	int stop_fd; /* > 0: readable when the node shuts down */
 };
 
-/* In the child: a clean signal state, stdin from /dev/null, stdout, then execve. The errno
- * of a failed execve goes back through err_fd (close-on-exec: EOF means it ran). */
+/* In the child: its own process group, a clean signal state, stdin from /dev/null, stdout and
+ * stderr, then execve. The errno of a failed execve goes back through err_fd (close-on-exec:
+ * EOF means it ran). */
 static void __attribute__((noreturn))
-child(const char *const argv[], const char *const envp[], int out_fd, int err_fd)
+child(const char *const argv[], const char *const envp[], int out_fd, int log_fd, int err_fd)
 {
 	struct sigaction sa;
 	sigset_t none;
 	int fd, e;
 
 	setpgid(0, 0);
+	/* a backstop when our process is killed outright: kubeadm goes with it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* handlers reset on execve, ignored signals and the mask would be inherited */
 	for (int s = 1; s < NSIG; s++)
 		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) {
@@ -56,7 +64,8 @@ child(const char *const argv[], const char *const envp[], int out_fd, int err_fd
 		}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	dup2(out_fd >= 0 ? out_fd : 2, 1);
+	dup2(out_fd, 1);
+	dup2(log_fd, 2);
 	fd = open("/dev/null", O_RDONLY);
 	if (fd > 0) {
 		dup2(fd, 0);
@@ -95,78 +104,166 @@ static int take_output(int *fd, struct run_out *o)
 	}
 }
 
+/* Reads what is there from the log pipe into the tail. */
+static void take_tail(int *fd, struct kube_tail *t)
+{
+	char b[4096];
+
+	for (;;) {
+		ssize_t n = read(*fd, b, sizeof b);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			kube_tail_add(t, b, (size_t)n);
+			continue;
+		}
+		if (n == 0 || errno != EAGAIN) {
+			close(*fd);
+			*fd = -1;
+		}
+		break;
+	}
+	secret_wipe(b, sizeof b);
+}
+
 static int status_of(int st)
 {
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Polls the exec-error pipe, the output pipe and the child (pidfd) until it exits. */
+/* 1 once the child has exited (left a zombie, not reaped: its pid, and so its process group
+ * id, stays taken), 0 while it runs, -errno. */
+static int exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return errno == EINTR ? 0 : -errno;
+	return si.si_pid == pid;
+}
+
+/* SIGTERM to kubeadm's process group, STOP_GRACE_MS for kubeadm to exit, then SIGKILL to
+ * whatever is left in the group. */
+static void stop_group(pid_t pid, int pidfd)
+{
+	uint64_t end = monotonic_ms() + STOP_GRACE_MS, now;
+
+	kill(-pid, SIGTERM);
+	while (exited(pid) == 0 && (now = monotonic_ms()) < end) {
+		struct pollfd p = {pidfd, POLLIN, 0};
+
+		if (pidfd >= 0)
+			poll(&p, 1, (int)(end - now));
+		else
+			poll(NULL, 0, NO_PIDFD_TICK_MS);
+	}
+	kill(-pid, SIGKILL);
+}
+
+/* "kubeadm init", "kubeadm join", ... for the log. */
+static void name_of(const char *const argv[], char *out, size_t cap)
+{
+	const char *base = strrchr(argv[0], '/');
+
+	snprintf(out, cap, "%s%s%s", base ? base + 1 : argv[0], argv[1] ? " " : "",
+		 argv[1] ? argv[1] : "");
+}
+
+/* Polls the exec-error pipe, the output pipes, the stop fd and the child (pidfd) until the
+ * child exits, the deadline passes or the node shuts down; then kubeadm's whole process
+ * group goes, the child is reaped, and the last lines of its output reach the log. */
 static int run(const char *const argv[], const char *const envp[], struct run_out *o,
 	       int timeout_ms)
 {
 	uint64_t deadline = monotonic_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-	int errp[2], outp[2] = {-1, -1}, pidfd, st = 0, e = 0, r = 0;
+	int errp[2], outp[2] = {-1, -1}, logp[2] = {-1, -1}, pidfd, st = 0, e = 0, r = 0;
+	struct kube_tail *tail;
+	char what[96];
 	pid_t pid;
 
 	if (!argv[0] || argv[0][0] != '/')
 		return log_err(-EINVAL, "kube: '%s' is not an absolute path",
 			       argv[0] ? argv[0] : "");
-	if (pipe2(errp, O_CLOEXEC) < 0)
-		return log_err(-errno, "kube: %s: pipe", argv[0]);
-	if (o->buf && pipe2(outp, O_CLOEXEC) < 0) {
-		r = log_err(-errno, "kube: %s: pipe", argv[0]);
-		close(errp[0]);
-		close(errp[1]);
-		return r;
+	name_of(argv, what, sizeof what);
+	if (!(tail = malloc(sizeof *tail)))
+		return log_err(-ENOMEM, "kube: %s: output buffer", what);
+	kube_tail_init(tail);
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		free(tail);
+		return log_err(-errno, "kube: %s: pipe", what);
 	}
-	pid = fork();
+	if ((o->buf && pipe2(outp, O_CLOEXEC) < 0) || pipe2(logp, O_CLOEXEC) < 0) {
+		r = log_err(-errno, "kube: %s: pipe", what);
+		pid = -1;
+	} else {
+		pid = fork();
+	}
 	if (pid == 0)
-		child(argv, envp, o->buf ? outp[1] : o->fd, errp[1]);
-	if (pid < 0)
-		r = log_err(-errno, "kube: %s: fork", argv[0]);
+		child(argv, envp,
+		      o->buf	   ? outp[1]
+		      : o->fd >= 0 ? o->fd
+				   : logp[1],
+		      logp[1], errp[1]);
+	if (pid < 0 && r == 0)
+		r = log_err(-errno, "kube: %s: fork", what);
+	if (pid > 0)
+		setpgid(pid, pid); /* also here: a kill before the child's own call must reach it */
 	close(errp[1]);
-	if (outp[1] >= 0) {
-		close(outp[1]);
-		fcntl(outp[0], F_SETFL, O_NONBLOCK);
-	}
+	for (int *p = outp; p; p = p == outp ? logp : NULL)
+		if (p[1] >= 0) {
+			close(p[1]);
+			fcntl(p[0], F_SETFL, O_NONBLOCK);
+		}
 	if (pid < 0) {
 		close(errp[0]);
 		if (outp[0] >= 0)
 			close(outp[0]);
+		if (logp[0] >= 0)
+			close(logp[0]);
+		free(tail);
 		return r;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
-		struct pollfd p[3];
+		struct pollfd p[5];
 		uint64_t now = monotonic_ms();
-		int n = 0, w = waitpid(pid, &st, WNOHANG);
+		int n = 0, w = exited(pid), stop = -1;
 
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			r = log_err(-errno, "kube: %s: wait", argv[0]);
+		if (w != 0) {
+			if (w < 0)
+				r = log_err(w, "kube: %s: wait", what);
 			break;
 		}
-		if (now >= deadline || r < 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			if (r == 0)
-				r = log_err(-ETIMEDOUT, "kube: %s %s: killed after %d ms", argv[0],
-					    argv[1] ? argv[1] : "", timeout_ms);
+		if (now >= deadline) {
+			r = log_err(-ETIMEDOUT,
+				    "kube: %s: no exit within %d ms; stopping its process group",
+				    what, timeout_ms);
 			break;
 		}
 		if (errp[0] >= 0)
 			p[n++] = (struct pollfd){errp[0], POLLIN, 0};
 		if (outp[0] >= 0)
 			p[n++] = (struct pollfd){outp[0], POLLIN, 0};
+		if (logp[0] >= 0)
+			p[n++] = (struct pollfd){logp[0], POLLIN, 0};
 		if (pidfd >= 0)
 			p[n++] = (struct pollfd){pidfd, POLLIN, 0};
+		if (o->stop_fd > 0) {
+			stop = n;
+			p[n++] = (struct pollfd){o->stop_fd, POLLIN, 0};
+		}
 		w = (int)(deadline - now);
 		if (poll(p, (nfds_t)n, pidfd >= 0 || w < NO_PIDFD_TICK_MS ? w : NO_PIDFD_TICK_MS) <=
 		    0)
 			continue;
+		if (stop >= 0 && p[stop].revents) {
+			r = log_err(-ECANCELED,
+				    "kube: %s: the node shuts down; stopping its process group",
+				    what);
+			break;
+		}
 		if (errp[0] >= 0) {
 			ssize_t k = read(errp[0], &e, sizeof e);
 
@@ -175,10 +272,20 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 				errp[0] = -1;
 			}
 		}
-		if (outp[0] >= 0 && (r = take_output(&outp[0], o)) < 0)
-			log_err(r, "kube: %s %s: reading its output (at most %zu bytes)", argv[0],
-				argv[1] ? argv[1] : "", o->cap);
+		if (outp[0] >= 0 && (r = take_output(&outp[0], o)) < 0) {
+			log_err(r, "kube: %s: reading its output (at most %zu bytes)", what,
+				o->cap);
+			break;
+		}
+		if (logp[0] >= 0)
+			take_tail(&logp[0], tail);
 	}
+	if (r < 0)
+		stop_group(pid, pidfd);
+	else
+		kill(-pid, SIGKILL); /* anything kubeadm left behind in its group */
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
 	if (errp[0] >= 0) {
 		int e2;
 
@@ -188,13 +295,26 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 	}
 	if (outp[0] >= 0) {
 		if (r == 0 && (r = take_output(&outp[0], o)) < 0)
-			log_err(r, "kube: %s %s: reading its output (at most %zu bytes)", argv[0],
-				argv[1] ? argv[1] : "", o->cap);
+			log_err(r, "kube: %s: reading its output (at most %zu bytes)", what,
+				o->cap);
 		if (outp[0] >= 0)
 			close(outp[0]);
 	}
+	if (logp[0] >= 0) {
+		take_tail(&logp[0], tail);
+		if (logp[0] >= 0)
+			close(logp[0]);
+	}
 	if (pidfd >= 0)
 		close(pidfd);
+	if (e <= 0) {
+		int ok = r == 0 && status_of(st) == 0;
+
+		kube_tail_log(tail, what, ok ? KUBE_TAIL_LINES / 4 : KUBE_TAIL_LINES,
+			      ok ? LOG_INFO : LOG_WARN);
+	}
+	secret_wipe(tail, sizeof *tail);
+	free(tail);
 	if (e > 0)
 		return log_err(-e, "kube: %s: cannot start", argv[0]);
 	return r < 0 ? r : status_of(st);
@@ -202,7 +322,13 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 
 int kube_run(const char *const argv[], const char *const envp[], int out_fd, int timeout_ms)
 {
-	struct run_out o = {.fd = out_fd};
+	return kube_run_until(argv, envp, out_fd, timeout_ms, -1);
+}
+
+int kube_run_until(const char *const argv[], const char *const envp[], int out_fd, int timeout_ms,
+		   int stop_fd)
+{
+	struct run_out o = {.fd = out_fd, .stop_fd = stop_fd};
 
 	return run(argv, envp, &o, timeout_ms);
 }
@@ -308,8 +434,7 @@ int kube_join_run(const struct kube_join_run *r)
 {
 	const char *root = r->root ? r->root : "";
 	int attempts = r->attempts > 0 ? r->attempts : JOIN_ATTEMPTS;
-	uint64_t deadline =
-	    monotonic_ms() + (r->timeout_ms > 0 ? r->timeout_ms : KUBEADM_TIMEOUT_MS);
+	uint64_t deadline = monotonic_ms() + (r->timeout_ms > 0 ? r->timeout_ms : JOIN_TIMEOUT_MS);
 	char *yaml = malloc(YAML_MAX), cfg[4096], env[8400], why[64];
 	const char *envp[2], *argv[] = {r->kubeadm, "join", "-v=5", "--config", cfg, NULL};
 	int n, rc;
@@ -335,8 +460,11 @@ int kube_join_run(const struct kube_join_run *r)
 		if ((rc = write_audit_policy(root)) < 0 || (rc = recreate_manifests(root)) < 0)
 			break;
 		log_info("kubeadm: join -v=5 (attempt %d/%d)", i, attempts);
-		if ((rc = kube_run(argv, envp, -1, (int)(deadline - monotonic_ms()))) == 0)
+		if ((rc = kube_run_until(argv, envp, -1, (int)(deadline - monotonic_ms()),
+					 r->stop_fd)) == 0)
 			break;
+		if (rc == -ECANCELED)
+			break; /* the node shuts down: no retry */
 		log_warn("kubeadm: join attempt %d/%d failed: %s", i, attempts,
 			 describe(rc, why, sizeof why));
 		if (i < attempts && r->retry_delay_ms > 0) {
@@ -473,15 +601,18 @@ static int init_steps(const struct kube_init_run *r, const char *root, const cha
 				   "-v=5",     "--config", cfg,	    NULL};
 	const char *certs[] = {r->kubeadm, "init",     "phase", "certs", "all",
 			       "-v=5",	   "--config", cfg,	NULL};
-	const char *init[] = {r->kubeadm, "init", "-v=5", skip, "--config", cfg, NULL};
+	/* the join banner carries a bootstrap token: never printed, the console is the host's */
+	const char *init[] = {r->kubeadm, "init",     "-v=5", "--skip-token-print",
+			      skip,	  "--config", cfg,    NULL};
 	const char *user[] = {r->kubeadm, "kubeconfig", "user",	 "--client-name",  client,
 			      "--config", cfg,		"--org", "system:masters", NULL};
-	struct run_out to_log = {.fd = -1}, kubeconfig = {.fd = -1};
+	struct run_out to_log = {.fd = -1, .stop_fd = r->stop_fd},
+		       kubeconfig = {.fd = -1, .stop_fd = r->stop_fd};
 	int rc;
 
 	kube_env(root, env, sizeof env, envp);
 	snprintf(client, sizeof client, "%s-admin", cluster);
-	snprintf(what, sizeof what, "init -v=5 %s", skip);
+	snprintf(what, sizeof what, "init -v=5 --skip-token-print %s", skip);
 	if (kube_node_name(c->node_name, name, sizeof name) < 0)
 		return -EINVAL; /* kubeadm_init_yaml said why */
 	if ((rc = step("init phase preflight", preflight, envp, &to_log, deadline)) != 0 ||
@@ -508,8 +639,7 @@ static int init_steps(const struct kube_init_run *r, const char *root, const cha
 int kube_init_run(const struct kube_init_run *r, int out_fd)
 {
 	const char *root = r->root ? r->root : "";
-	uint64_t deadline =
-	    monotonic_ms() + (r->timeout_ms > 0 ? r->timeout_ms : KUBEADM_TIMEOUT_MS);
+	uint64_t deadline = monotonic_ms() + (r->timeout_ms > 0 ? r->timeout_ms : INIT_TIMEOUT_MS);
 	char *yaml = malloc(YAML_MAX), cfg[4096];
 	int n, rc;
 

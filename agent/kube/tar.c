@@ -40,32 +40,38 @@ void tar_init(struct tar_reader *t, const struct tar_ops *ops, void *ctx)
 	t->ctx = ctx;
 }
 
-/* PAX records "LEN key=value\n": path and linkpath are used, others ignored. */
+/* PAX records "LEN key=value\n": path and linkpath are used, others ignored. LEN is decimal
+ * digits only (no blanks, no sign), then one space; it counts the whole record, which must
+ * lie inside the header data. Every offset is checked before it is used. */
 static int pax(struct tar_reader *t, char *err, size_t errlen)
 {
 	size_t i = 0;
 
 	while (i < t->long_len) {
-		char *rec = t->long_buf + i, *sp, *eq;
-		unsigned long n = strtoul(rec, &sp, 10);
+		const char *rec = t->long_buf + i, *key, *eq, *end;
+		size_t avail = t->long_len - i, n = 0, d = 0, l;
 
-		if (sp == rec || *sp != ' ' || n < 5 || n > t->long_len - i || rec[n - 1] != '\n')
-			return errbuf_set(err, errlen, "tar: bad PAX record");
-		eq = memchr(sp + 1, '=', (size_t)(rec + n - 1 - (sp + 1)));
-		if (!eq)
-			return errbuf_set(err, errlen, "tar: bad PAX record");
-		if ((size_t)(eq - sp - 1) == 4 && !strncmp(sp + 1, "path", 4)) {
-			size_t l = (size_t)(rec + n - 1 - (eq + 1));
-
-			if (l >= sizeof t->pax_path)
-				return errbuf_set(err, errlen, "tar: PAX path too long");
+		/* TAR_MAX_LONG has 4 digits: at most 5 keeps n far from overflowing */
+		while (d < avail && d < 5 && rec[d] >= '0' && rec[d] <= '9')
+			n = n * 10 + (size_t)(rec[d++] - '0');
+		/* digits, a space, a key of at least one byte, '=', '\n': n >= d + 4 */
+		if (!d || d >= avail || rec[d] != ' ' || n < d + 4 || n > avail ||
+		    rec[n - 1] != '\n')
+			return errbuf_set(err, errlen, "tar: bad PAX record at offset %zu", i);
+		key = rec + d + 1;
+		end = rec + n - 1; /* the '\n'; key < end */
+		eq = memchr(key, '=', (size_t)(end - key));
+		if (!eq || eq == key)
+			return errbuf_set(err, errlen, "tar: bad PAX record at offset %zu", i);
+		l = (size_t)(end - (eq + 1));
+		if ((size_t)(eq - key) == 4 && !memcmp(key, "path", 4)) {
+			if (l >= sizeof t->pax_path || memchr(eq + 1, 0, l))
+				return errbuf_set(err, errlen, "tar: bad or too long PAX path");
 			memcpy(t->pax_path, eq + 1, l);
 			t->pax_path[l] = 0;
-		} else if ((size_t)(eq - sp - 1) == 8 && !strncmp(sp + 1, "linkpath", 8)) {
-			size_t l = (size_t)(rec + n - 1 - (eq + 1));
-
-			if (l >= sizeof t->pax_link)
-				return errbuf_set(err, errlen, "tar: PAX linkpath too long");
+		} else if ((size_t)(eq - key) == 8 && !memcmp(key, "linkpath", 8)) {
+			if (l >= sizeof t->pax_link || memchr(eq + 1, 0, l))
+				return errbuf_set(err, errlen, "tar: bad or too long PAX linkpath");
 			memcpy(t->pax_link, eq + 1, l);
 			t->pax_link[l] = 0;
 		}

@@ -77,11 +77,82 @@ refused disk_state_refuses_512_byte_sectors "segment 0: sector_size 512, want 40
 refused disk_state_refuses_a_digest_without_pbkdf2 "digest 0: not pbkdf2 sha256" \
 	'd["digests"]["0"]["hash"] = "sha1"'
 
-t=disk_state_refuses_a_header_whose_checksum_does_not_match
+# ---- damaged copies (spec §6.2, as libcryptsetup reads them): a missing or damaged primary
+# is recovered from the secondary at libcryptsetup's offsets; the disk is decided by that
+# copy, never "new" while it says initialized, and neither disk-state nor disk-prepare writes.
+prepare() { "$agent" disk-prepare "$1" --mapping constel-disk-test 2>&1; }
+zero_at() { dd if=/dev/zero of="$1" bs=4096 seek=$(($2 / 4096)) count=1 conv=notrunc 2>/dev/null; }
+# damaged NAME IMAGE WANT: disk-state says WANT and disk-prepare does not format (the same
+# line, or a refusal), the image byte-identical after both
+damaged() {
+	local t=$1 img=$2 want=$3 before s p rc
+	before=$(sha256sum <"$img")
+	s=$(state "$img")
+	p=$(prepare "$img")
+	rc=$?
+	if [ "$s" = "$want" ] && [ "$(sha256sum <"$img")" = "$before" ] &&
+		{ [ "$p" = "$want" ] || [ $rc = 1 ]; } &&
+		! grep -q formatt <<<"$p"; then
+		pass "$t"
+	else
+		fail "$t" "state '$s', prepare exit $rc '$p', changed $([ "$(sha256sum <"$img")" = "$before" ] && echo no || echo yes)"
+	fi
+}
+cp "$work/a.img" "$work/p.img"
+zero_at "$work/p.img" 0
+damaged disk_state_recovers_a_zeroed_primary_from_the_secondary "$work/p.img" "initialized $uuid"
+
+cp "$work/a.img" "$work/s2.img"
+zero_at "$work/s2.img" 16384
+damaged disk_state_keeps_the_primary_when_the_secondary_is_zeroed "$work/s2.img" "initialized $uuid"
+
+t=disk_state_uses_the_secondary_when_the_primary_checksum_does_not_match
 cp "$work/a.img" "$work/c.img"
 printf 'X' | dd of="$work/c.img" bs=1 seek=5000 conv=notrunc 2>/dev/null
-out=$(state "$work/c.img")
-[ $? = 1 ] && grep -q 'LUKS2 header: primary: checksum mismatch' <<<"$out" && pass $t || fail $t "$out"
+damaged $t "$work/c.img" "initialized $uuid"
+
+# the scan finds the secondary of a larger header (64 KiB: the third offset)
+t=disk_state_recovers_the_secondary_of_a_64k_header
+truncate -s 20M "$work/big.img"
+printf 'pass' | cryptsetup luksFormat --type luks2 --batch-mode --cipher aes-xts-plain64 \
+	--key-size 512 --sector-size 4096 --pbkdf argon2id --pbkdf-memory 32 \
+	--pbkdf-force-iterations 4 --luks2-metadata-size 64k --key-file - "$work/big.img" >/dev/null 2>&1
+token "$work/big.img" true
+ubig=$(cryptsetup luksUUID "$work/big.img")
+zero_at "$work/big.img" 0
+damaged $t "$work/big.img" "initialized $ubig"
+
+t=disk_state_decides_a_zeroed_primary_by_a_not_initialized_secondary
+cp "$work/a.img" "$work/n.img"
+token "$work/n.img" false
+zero_at "$work/n.img" 0
+s=$(state "$work/n.img")
+[ "$s" = "not-initialized $uuid" ] && pass $t || fail $t "$s"
+
+# no intact copy, but copies on the disk: refused with one line, never new
+t=disk_state_refuses_when_no_copy_is_intact
+cp "$work/a.img" "$work/b.img"
+printf 'X' | dd of="$work/b.img" bs=1 seek=5000 conv=notrunc 2>/dev/null
+printf 'X' | dd of="$work/b.img" bs=1 seek=$((16384 + 5000)) conv=notrunc 2>/dev/null
+before=$(sha256sum <"$work/b.img")
+out=$(state "$work/b.img")
+rc=$?
+p=$(prepare "$work/b.img")
+prc=$?
+[ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q 'no intact copy' <<<"$out" && [ $prc = 1 ] &&
+	[ "$(wc -l <<<"$p")" = 1 ] && [ "$(sha256sum <"$work/b.img")" = "$before" ] &&
+	pass $t || fail $t "exit $rc: $out; prepare $prc: $p"
+
+t=disk_state_refuses_a_zeroed_primary_and_a_swapped_secondary
+cp "$work/a.img" "$work/w.img"
+mutate "$work/w.img" 'd["segments"]["0"]["encryption"] = "cipher_null-ecb"' secondary
+zero_at "$work/w.img" 0
+before=$(sha256sum <"$work/w.img")
+out=$(state "$work/w.img")
+rc=$?
+p=$(prepare "$work/w.img")
+[ $rc = 1 ] && grep -q "recovered secondary copy: segment 0: encryption 'cipher_null-ecb'" <<<"$out" &&
+	[ "$(sha256sum <"$work/w.img")" = "$before" ] && pass $t || fail $t "exit $rc: $out; $p"
 
 # libcryptsetup prefers the header copy with the higher sequence number, so a swapped
 # secondary header must be refused as a swapped primary is.

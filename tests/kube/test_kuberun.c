@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -62,6 +63,20 @@ static const char double_script[] =
     "  echo to-stdout ;;\n"
     "'signal')\n"
     "  kill -TERM $$ ;;\n"
+    "'banner')\n"
+    "  echo 'Then you can join any number of worker nodes by running:'\n"
+    "  echo 'kubeadm join 10.42.1.100:6443 --token k8f3x2.q7w1e9r4t6y8u0i2 \\'\n"
+    "  echo '  --discovery-token-ca-cert-hash "
+    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'\n"
+    "  echo 'I1124 discovery.go:52] using token k8f3x2.q7w1e9r4t6y8u0i2 for discovery' >&2\n"
+    "  echo '--certificate-key 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' "
+    ";;\n"
+    "'flood')\n"
+    "  i=0; while [ $i -lt 3000 ]; do echo \"line $i k8f3x2.q7w1e9r4t6y8u0i2 padding padding "
+    "padding\"; i=$((i+1)); done\n"
+    "  echo the-last-line; exit 4 ;;\n"
+    "'stubborn')\n"
+    "  trap '' TERM; (exec sleep 30) & echo $! >\"$d/sleep-pid\"; wait ;;\n"
     "esac\n"
     "exit 0\n";
 
@@ -201,6 +216,121 @@ TEST(kube_run_kills_a_hung_kubeadm_and_its_children_within_the_bound)
 	CHECK(r == -ETIMEDOUT);
 	CHECK(t0 >= 300 && t0 < 3000);
 	CHECK(sleeper > 0 && dead);
+}
+
+/* Runs the double with arg, the agent's log going to a file; returns its exit status and the
+ * log's text in *log. */
+static int run_logged(const char *arg, int timeout_ms, int stop_fd, char **log)
+{
+	const char *argv[] = {at("kubeadm-test-double"), arg, NULL};
+	const char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	int fd = open(at("log"), O_WRONLY | O_CREAT | O_TRUNC, 0600), r;
+
+	log_set_fd(fd);
+	r = kube_run_until(argv, envp, -1, timeout_ms, stop_fd);
+	log_set_fd(2);
+	close(fd);
+	*log = slurp(at("log"));
+	return r;
+}
+
+TEST(kube_run_logs_kubeadm_output_without_the_bootstrap_token)
+{
+	char *log;
+	int r;
+
+	setup();
+	r = run_logged("banner", 5000, -1, &log);
+	teardown();
+	CHECK(r == 0);
+	CHECK(log &&
+	      strstr(log, "kubeadm-test-double banner| kubeadm join 10.42.1.100:6443 --token "
+			  "<token> \\"));
+	CHECK(strstr(log, "discovery.go:52] using token <token> for discovery"));
+	CHECK(strstr(log, "--discovery-token-ca-cert-hash sha256:0123456789abcdef"));
+	CHECK(strstr(log, "--certificate-key <key>"));
+	CHECK(!strstr(log, "q7w1e9r4t6y8u0i2") && !strstr(log, "k8f3x2"));
+	CHECK(!strstr(log, "ffeeddccbbaa9988"));
+}
+
+TEST(kube_run_keeps_only_the_last_lines_of_a_long_output)
+{
+	char *log;
+	int r, lines = 0;
+
+	setup();
+	r = run_logged("flood", 10000, -1, &log);
+	teardown();
+	for (char *p = log; p && (p = strstr(p, "| ")); p++)
+		lines++;
+	CHECK(r == 4);
+	CHECK(log && strstr(log, "flood| the-last-line"));
+	CHECK(strstr(log, "flood| line 2999 <token> padding"));
+	CHECK(!strstr(log, "line 0 ") && !strstr(log, "q7w1e9r4t6y8u0i2"));
+	CHECK(lines == KUBE_TAIL_LINES);
+}
+
+TEST(kube_run_kills_a_group_that_ignores_sigterm_after_the_grace)
+{
+	uint64_t t0;
+	char *log, *pid;
+	pid_t sleeper;
+	int r, dead = 0;
+
+	setup();
+	t0 = monotonic_ms();
+	r = run_logged("stubborn", 300, -1, &log);
+	t0 = monotonic_ms() - t0;
+	pid = slurp(at("sleep-pid"));
+	sleeper = pid ? (pid_t)atoi(pid) : 0;
+	for (int i = 0; sleeper > 0 && i < 100 && !(dead = gone(sleeper)); i++)
+		usleep(10000);
+	teardown();
+	CHECK(r == -ETIMEDOUT);
+	CHECK(t0 >= 3300 && t0 < 6000); /* the grace, then SIGKILL */
+	CHECK(sleeper > 0 && dead);
+	CHECK(log && strstr(log, "no exit within 300 ms; stopping its process group"));
+}
+
+TEST(kube_run_stops_the_group_when_the_node_shuts_down)
+{
+	uint64_t t0;
+	char *log, *pid;
+	pid_t sleeper;
+	struct itimerspec ts = {.it_value = {0, 500 * 1000 * 1000}};
+	int r, dead = 0, stop;
+
+	setup();
+	put("sleep", "");
+	/* readable after 500 ms, as PID 1's signalfd is once SIGTERM arrives */
+	stop = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	CHECK(stop >= 0 && timerfd_settime(stop, 0, &ts, NULL) == 0);
+	t0 = monotonic_ms();
+	r = run_logged("x", 60000, stop, &log);
+	t0 = monotonic_ms() - t0;
+	close(stop);
+	pid = slurp(at("sleep-pid"));
+	sleeper = pid ? (pid_t)atoi(pid) : 0;
+	for (int i = 0; sleeper > 0 && i < 100 && !(dead = gone(sleeper)); i++)
+		usleep(10000);
+	teardown();
+	CHECK(r == -ECANCELED);
+	CHECK(t0 >= 500 && t0 < 3000);
+	CHECK(log && strstr(log, "the node shuts down; stopping its process group"));
+	CHECK(sleeper > 0 && dead);
+}
+
+TEST(kube_output_redact_replaces_tokens_and_certificate_keys)
+{
+	char s[] =
+	    "a abcdef.0123456789abcdef b ABCDEF.0123456789abcdef x.y abcdef.0123456789abcde "
+	    "--certificate-key=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff "
+	    "--certificate-key 12 zz0abcdef.0123456789abcdefzz";
+	size_t n = kube_output_redact(s, strlen(s));
+
+	s[n] = '\0';
+	CHECK(!strcmp(s, "a <token> b ABCDEF.0123456789abcdef x.y abcdef.0123456789abcde "
+			 "--certificate-key=<key> --certificate-key 12 zz0<token>zz"));
 }
 
 /* ---- join ---- */
@@ -375,14 +505,14 @@ TEST(kube_init_run_runs_the_phases_signs_the_kubelet_cert_and_returns_the_kubeco
 	out = slurp(at("out"));
 	rec = slurp(at("record"));
 	snprintf(cfg, sizeof cfg, "%s", recorded_config());
-	snprintf(
-	    want, sizeof want,
-	    "init phase preflight -v=5 --config %s\n"
-	    "init phase certs all -v=5 --config %s\n"
-	    "init -v=5 --skip-phases=preflight,certs,addon/coredns,addon/kube-proxy --config %s\n"
-	    "kubeconfig user --client-name constellation-admin --config %s --org "
-	    "system:masters\n",
-	    cfg, cfg, cfg, cfg);
+	snprintf(want, sizeof want,
+		 "init phase preflight -v=5 --config %s\n"
+		 "init phase certs all -v=5 --config %s\n"
+		 "init -v=5 --skip-token-print --skip-phases=preflight,certs,addon/coredns,"
+		 "addon/kube-proxy --config %s\n"
+		 "kubeconfig user --client-name constellation-admin --config %s --org "
+		 "system:masters\n",
+		 cfg, cfg, cfg, cfg);
 	cfg_gone = cfg[0] && access(cfg, F_OK) < 0;
 	snprintf(kcrt, sizeof kcrt, "%s", at("root/run/state/kubelet/pki/kubelet-client-crt.pem"));
 	snprintf(kkey, sizeof kkey, "%s", at("root/run/state/kubelet/pki/kubelet-client-key.pem"));
@@ -431,7 +561,9 @@ TEST(kube_init_run_in_conformance_mode_keeps_kube_proxy_and_names_the_admin)
 	teardown();
 	CHECK(r == 0);
 	CHECK(rec &&
-	      strstr(rec, "init -v=5 --skip-phases=preflight,certs,addon/coredns --config "));
+	      strstr(rec,
+		     "init -v=5 --skip-token-print --skip-phases=preflight,certs,addon/coredns "
+		     "--config "));
 	CHECK(strstr(rec, "kubeconfig user --client-name my-cluster-admin "));
 }
 

@@ -1,0 +1,116 @@
+# A node whose state disk lost its primary LUKS2 header (the first 4 KiB zeroed, as a bad
+# write or a careless dd leaves it) in host mode (`constel-agent node --root DIR`, the disk an
+# image file, swtpm): the secondary header still says initialized, so the node takes the
+# rejoin path on the same disk (libcryptsetup loads the secondary copy) and never formats it.
+# Against constel-joinservice; and against a join endpoint that never answers, where the
+# image must stay byte-identical while the node retries.
+. tests/lib.sh
+# the sanitizer build: the static agent's libcryptsetup needs device-mapper to write keyslots
+agent=$PWD/$BUILD/test/constel-agent
+tools=$PWD/$BUILD/tools
+work=$(mktemp -d /tmp/constel-damaged-XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+boot() { swtpm_boot "$work"; }
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+zero=$(printf '0%.0s' $(seq 64))
+printf '{"15": {"expected": "%s", "warnOnly": false}}\n' "$zero" >"$work/m.json"
+
+# kubeadm-test-double: records its arguments; a join succeeds
+cat >"$work/kubeadm-test-double" <<'SH'
+#!/bin/sh
+echo "$*" >>"$(dirname "$0")/kubeadm.record"
+exit 0
+SH
+chmod +x "$work/kubeadm-test-double"
+
+# node NAME ARGS...: the agent's node command for NAME in the background ($node_pid); this
+# run's log lines start at $node_from
+node() {
+	local name=$1
+	shift
+	[ -e "$work/$name.img" ] || truncate -s 64M "$work/$name.img"
+	node_log=$work/$name.log
+	node_from=$(($(cat "$node_log" 2>/dev/null | wc -l) + 1))
+	"$agent" --tpm "$tpm" node --root "$work/$name" --state-disk "$work/$name.img" \
+		--kubeadm "$work/kubeadm-test-double" --init-port 0 --recover-port 0 --interval 2 \
+		--timeout 10 "$@" >>"$work/$name.stdout" 2>>"$work/$name.log" &
+	node_pid=$!
+}
+this_run() { tail -n +"$node_from" "$node_log"; }
+# uuid IMAGE: from a copy, so that cryptsetup does not repair the image itself
+uuid() { cp "$1" "$work/copy.img" && cryptsetup luksUUID --disable-locks "$work/copy.img" 2>/dev/null; }
+zero_primary() { dd if=/dev/zero of="$1" bs=4096 count=1 conv=notrunc 2>/dev/null; }
+
+# the cluster: a workspace, a join service with test-double PKI and a kubelet component
+"$tools/constel-init" --workspace "$work/ws" prepare >/dev/null
+# the salt an init would have written (hex, as constel-init writes it)
+python3 -c 'import os; print(os.urandom(32).hex())' >"$work/ws/measurement-salt"
+mkdir -p "$work/pki/etcd"
+for f in ca.key sa.key front-proxy-ca.key etcd/ca.key ca.crt sa.pub front-proxy-ca.crt etcd/ca.crt; do
+	printf 'test double of %s\n' "$f" >"$work/pki/$f"
+done
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
+	-subj /CN=kubernetes -days 1 >/dev/null 2>&1
+printf '#!/bin/sh\n# kubelet-test-double\nexit 0\n' >"$work/kubelet-test-double"
+b64=$(base64 -w0 "$work/kubelet-test-double")
+sum=$(sha256sum "$work/kubelet-test-double" | cut -c1-64)
+printf '[{"url": "data:application/octet-stream;base64,%s", "hash": "sha256:%s", "install_path": "/run/state/bin/kubelet", "extract": false}]\n' \
+	"$b64" "$sum" >"$work/components.json"
+"$tools/constel-joinservice" --listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json" \
+	--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
+	--api-endpoint 10.42.1.100:6443 --measurements "$work/m.json" --pki-dir "$work/pki" \
+	--components "$work/components.json" 2>"$work/js.log" &
+jport=$(logged_port "$work/js.log")
+
+# a worker joins once: its disk is formatted and initialized
+boot
+node w1 --name worker-1 --role worker --ip 10.42.2.100 --init-secret-hash "$work/ws/init-secret.bcrypt" \
+	--join "127.0.0.1:$jport"
+wait_pid $node_pid 60
+jrc=$?
+uuid1=$(uuid "$work/w1.img")
+cp "$work/w1.img" "$work/w1-initialized.img"
+
+t=node_damaged_primary_header_rejoins_on_the_same_disk
+if [ $jrc != 0 ] || [ -z "$uuid1" ]; then
+	fail $t "the first join failed (exit $jrc): $(tail -2 "$work/w1.log")"
+else
+	boot
+	zero_primary "$work/w1.img"
+	node w1 --name worker-1 --role worker --ip 10.42.2.100 --join "127.0.0.1:$jport"
+	wait_pid $node_pid 60
+	rc=$?
+	why=
+	[ $rc = 0 ] || why="$why node=$rc"
+	this_run | grep -q "initialized (uuid $uuid1): the rejoin path" || why="$why path"
+	this_run | grep -q 'rejoin: state disk open, node marked' || why="$why open"
+	this_run | grep -q 'format' && why="$why formatted"
+	[ "$(uuid "$work/w1.img")" = "$uuid1" ] || why="$why uuid"
+	[ -e "$work/w1/run/state/kubelet/pki/kubelet-client-crt.pem" ] || why="$why state-lost"
+	[ -z "$why" ] && pass $t || fail $t "wrong:$why; $(this_run | tail -3)"
+fi
+
+t=node_damaged_primary_header_is_never_written_while_the_join_endpoint_is_silent
+if [ -z "$uuid1" ]; then
+	fail $t "no initialized disk from the first join"
+else
+	cp "$work/w1-initialized.img" "$work/w2.img"
+	zero_primary "$work/w2.img"
+	before=$(sha256sum <"$work/w2.img")
+	boot
+	node w2 --name worker-2 --role worker --ip 10.42.2.101 --init-secret-hash "$work/ws/init-secret.bcrypt" \
+		--join "127.0.0.1:$closed"
+	# a few failed rejoin rounds (the interval is 2 s), then a stop
+	for _ in $(seq 100); do
+		[ "$(this_run | grep -c 'round [0-9]* failed')" -ge 2 ] && break
+		kill -0 $node_pid 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -TERM $node_pid 2>/dev/null
+	wait_pid $node_pid 10 >/dev/null
+	why=
+	this_run | grep -q "initialized (uuid $uuid1): the rejoin path" || why="$why path"
+	this_run | grep -q 'format' && why="$why formatted"
+	[ "$(sha256sum <"$work/w2.img")" = "$before" ] || why="$why image-changed"
+	[ -z "$why" ] && pass $t || fail $t "wrong:$why; $(this_run | tail -3)"
+fi
