@@ -188,8 +188,8 @@ cluster_setup() {
 	return 0
 }
 
-# cluster_joinservice [MEASUREMENTS]: the join service on js_port (stopped first if running);
-# "off" stops it only.
+# cluster_joinservice [MEASUREMENTS [COMPONENTS]]: the join service on js_port (stopped first if
+# running); "off" stops it only.
 cluster_joinservice() {
 	[ -n "${js_pid:-}" ] && kill "$js_pid" 2>/dev/null && wait "$js_pid" 2>/dev/null
 	js_pid=
@@ -198,7 +198,7 @@ cluster_joinservice() {
 		--master-secret "$work/ws/constellation-mastersecret.json" \
 		--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
 		--api-endpoint "$NODE_LB:6443" --measurements "${1:-$work/m.json}" --pki-dir "$work/pki" \
-		--components "$work/components.json" --token "$token" >>"$logs/joinservice.log" 2>&1 &
+		--components "${2:-$work/components.json}" --token "$token" >>"$logs/joinservice.log" 2>&1 &
 	js_pid=$!
 	for _ in $(seq 50); do
 		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$js_port" 2>/dev/null && return 0

@@ -14,6 +14,10 @@
 #   8 a wrong init secret: failure with the node's logs, the node stays unlocked; the right
 #     one then initialises it
 #   9 no serial log holds a secret of the run (raw, hex or base64)
+#  10 a component whose https server presents another CA's certificate: refused, one line
+#     naming the host (before 4, on the same fresh node)
+#  11 the first 4 KiB of an initialized disk zeroed (the primary LUKS2 binary header): the
+#     node must not format it
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -166,6 +170,22 @@ grep -aq '@@STANDIN kubelet ' "$logs/3-rejoin.log" && ! grep -aq '@@STANDIN kube
 	[ "$(node_data 3-rejoin pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
 	fail $t "kubeadm $(grep -ac '@@STANDIN kubeadm' "$logs/3-rejoin.log") times, PCR 15 $(node_data 3-rejoin pcr15)"
 
+# ---- 10: a component from a server with another CA's certificate ----
+cluster_joinservice "$work/m.json" "$work/components-foreign.json"
+node_ports
+node_boot worker-1 10-foreign-ca --kill-on 'rebooting in'
+rc=$?
+t=node_vm_10_component_from_another_ca_refused_naming_the_host
+n=$(grep -ac "constel-agent: error: .*$COMP_HOST_FOREIGN" "$logs/10-foreign-ca.log")
+[ $rc = 3 ] && [ "$n" -ge 1 ] && ! grep -aq '@@STANDIN kubeadm' "$logs/10-foreign-ca.log" &&
+	! grep -aq "sni=$COMP_HOST_FOREIGN .*\"GET" "$logs/components-foreign.log" && pass $t ||
+	fail $t "boot $rc, $n error lines naming $COMP_HOST_FOREIGN: $(tail_log 10-foreign-ca)"
+t=node_vm_10_kubelet_fetched_through_3_redirects_with_sni
+grep -aq "sni=$COMP_HOST \"GET /redirect/1/standin" "$logs/components-server.log" &&
+	grep -aq "sni=$COMP_HOST \"GET /standin HTTP/1.[01]\" 200" "$logs/components-server.log" && pass $t ||
+	fail $t "no redirect chain with SNI $COMP_HOST in $logs/components-server.log"
+cluster_joinservice
+
 # ---- 4: the join service down for the first 60 s ----
 cluster_joinservice off
 node_ports
@@ -217,6 +237,20 @@ t=node_vm_6_corrupted_header_refused_and_the_disk_untouched
 [ $rc = 3 ] && [ "$(ident "$work/worker-0.raw")" = "$before" ] && ! grep -aq 'formatting' "$logs/6-corrupt-header.log" &&
 	grep -aq 'constel-agent: error: .*\(LUKS\|header\|checksum\)' "$logs/6-corrupt-header.log" && pass $t ||
 	fail $t "boot $rc: $(tail_log 6-corrupt-header)"
+mv "$work/worker-0.keep" "$work/worker-0.raw"
+
+# ---- 11: the primary LUKS2 binary header of an initialized disk zeroed ----
+cp --sparse=always "$work/worker-0.raw" "$work/worker-0.keep"
+dd if=/dev/zero of="$work/worker-0.raw" bs=4096 count=1 conv=notrunc status=none
+node_ports
+node_boot worker-0 11-zeroed-header --kill-on 'rebooting in|formatting a new'
+rc=$?
+t=node_vm_11_zeroed_primary_header_never_formatted
+u=$(cryptsetup luksUUID "$work/worker-0.raw" 2>/dev/null)
+[ $rc != 2 ] && ! grep -aq 'formatting\|not LUKS2: a new disk' "$logs/11-zeroed-header.log" &&
+	[ "$u" = "$uuid2" ] && opens worker-0 && { [ $rc = 3 ] || [ "$(node_data 11-zeroed-header marker_found)" = "$marker2" ]; } &&
+	pass "$t ($([ $rc = 0 ] && echo "rejoined, the data of boot 2 intact" || echo refused))" ||
+	fail $t "boot $rc: $(grep -a 'disk: /dev/vdb' "$logs/11-zeroed-header.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
 mv "$work/worker-0.keep" "$work/worker-0.raw"
 
 # ---- 7: the control plane reboots with no join service ----
