@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -179,6 +180,8 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 {
 	uint64_t deadline = monotonic_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	int errp[2], outp[2] = {-1, -1}, logp[2] = {-1, -1}, pidfd, st = 0, e = 0, r = 0;
+	int stop_fd = o->stop_fd, own_stop = -1;
+	sigset_t stop_set, old_mask;
 	struct kube_tail *tail;
 	char what[96];
 	pid_t pid;
@@ -226,6 +229,19 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 		return r;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* In a process of its own (not PID 1, which reads its signals itself), a SIGTERM or
+	 * SIGINT for us stops kubeadm's group first; the signal then takes its course. */
+	if (stop_fd <= 0 && getpid() != 1) {
+		sigemptyset(&stop_set);
+		sigaddset(&stop_set, SIGTERM);
+		sigaddset(&stop_set, SIGINT);
+		if (sigprocmask(SIG_BLOCK, &stop_set, &old_mask) == 0) {
+			own_stop = signalfd(-1, &stop_set, SFD_CLOEXEC | SFD_NONBLOCK);
+			if (own_stop < 0)
+				sigprocmask(SIG_SETMASK, &old_mask, NULL);
+			stop_fd = own_stop;
+		}
+	}
 	for (;;) {
 		struct pollfd p[5];
 		uint64_t now = monotonic_ms();
@@ -250,18 +266,18 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 			p[n++] = (struct pollfd){logp[0], POLLIN, 0};
 		if (pidfd >= 0)
 			p[n++] = (struct pollfd){pidfd, POLLIN, 0};
-		if (o->stop_fd > 0) {
+		if (stop_fd > 0) {
 			stop = n;
-			p[n++] = (struct pollfd){o->stop_fd, POLLIN, 0};
+			p[n++] = (struct pollfd){stop_fd, POLLIN, 0};
 		}
 		w = (int)(deadline - now);
 		if (poll(p, (nfds_t)n, pidfd >= 0 || w < NO_PIDFD_TICK_MS ? w : NO_PIDFD_TICK_MS) <=
 		    0)
 			continue;
 		if (stop >= 0 && p[stop].revents) {
-			r = log_err(-ECANCELED,
-				    "kube: %s: the node shuts down; stopping its process group",
-				    what);
+			r = log_err(-ECANCELED, "kube: %s: %s; stopping its process group", what,
+				    stop_fd == own_stop ? "we were asked to stop"
+							: "the node shuts down");
 			break;
 		}
 		if (errp[0] >= 0) {
@@ -315,6 +331,10 @@ static int run(const char *const argv[], const char *const envp[], struct run_ou
 	}
 	secret_wipe(tail, sizeof *tail);
 	free(tail);
+	if (own_stop >= 0) {
+		close(own_stop);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL); /* a pending stop signal now acts */
+	}
 	if (e > 0)
 		return log_err(-e, "kube: %s: cannot start", argv[0]);
 	return r < 0 ? r : status_of(st);
@@ -602,8 +622,8 @@ static int init_steps(const struct kube_init_run *r, const char *root, const cha
 	const char *certs[] = {r->kubeadm, "init",     "phase", "certs", "all",
 			       "-v=5",	   "--config", cfg,	NULL};
 	/* the join banner carries a bootstrap token: never printed, the console is the host's */
-	const char *init[] = {r->kubeadm, "init",     "-v=5", "--skip-token-print",
-			      skip,	  "--config", cfg,    NULL};
+	const char *init[] = {r->kubeadm,	    "init",	"-v=5", skip,
+			      "--skip-token-print", "--config", cfg,	NULL};
 	const char *user[] = {r->kubeadm, "kubeconfig", "user",	 "--client-name",  client,
 			      "--config", cfg,		"--org", "system:masters", NULL};
 	struct run_out to_log = {.fd = -1, .stop_fd = r->stop_fd},
@@ -612,7 +632,7 @@ static int init_steps(const struct kube_init_run *r, const char *root, const cha
 
 	kube_env(root, env, sizeof env, envp);
 	snprintf(client, sizeof client, "%s-admin", cluster);
-	snprintf(what, sizeof what, "init -v=5 --skip-token-print %s", skip);
+	snprintf(what, sizeof what, "init -v=5 %s --skip-token-print", skip);
 	if (kube_node_name(c->node_name, name, sizeof name) < 0)
 		return -EINVAL; /* kubeadm_init_yaml said why */
 	if ((rc = step("init phase preflight", preflight, envp, &to_log, deadline)) != 0 ||

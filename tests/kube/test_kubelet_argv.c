@@ -1,12 +1,16 @@
 /* kubelet's command line as kubeadm's systemd drop-in composes it: the EnvironmentFile=
  * parser (quotes, escapes, comments, bounds, malformed files) and the argv from the files
  * under a root folder, as PID 1 composes it at every kubelet (re)start. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -200,4 +204,190 @@ TEST(kubelet_argv_bounds_words_and_buffers)
 	CHECK(kubelet_argv(dir, "/k", arena, 200, argv, 64) == -ENOBUFS);
 	CHECK(kubelet_argv(dir, "/k", arena, sizeof arena, argv, 9) == 8);
 	harness_rmtree(dir);
+}
+
+/* ---- against the doubles: kubeadm join writes its files, kubelet restarts until then ---- */
+
+static const char join_cfg[] = "apiVersion: kubeadm.k8s.io/v1beta3\n"
+			       "kind: JoinConfiguration\n"
+			       "discovery:\n"
+			       "  bootstrapToken:\n"
+			       "    apiServerEndpoint: \"10.42.1.100:6443\"\n"
+			       "    token: \"abcdef.0123456789abcdef\"\n"
+			       "nodeRegistration:\n"
+			       "  name: \"worker-0\"\n"
+			       "  criSocket: \"unix:///run/containerd/containerd.sock\"\n"
+			       "  kubeletExtraArgs:\n"
+			       "    cloud-provider: \"\"\n"
+			       "    node-ip: \"10.42.2.100\"\n"
+			       "---\n"
+			       "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+			       "kind: KubeletConfiguration\n"
+			       "providerID: \"qemu:///hostname/worker-0\"\n";
+
+/* Runs argv in root (chroot) under hostname, its output appended to root/<out>. */
+static pid_t spawn_in(const char *root, const char *hostname, const char *const *argv,
+		      const char *out)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char path[256];
+		int fd;
+
+		snprintf(path, sizeof path, "%s/%s", root, out);
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || unshare(CLONE_NEWUTS) < 0 ||
+		    sethostname(hostname, strlen(hostname)) < 0 || chroot(root) < 0 ||
+		    chdir("/") < 0)
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof cmd, "install -D -m 0755 %s %s", from, to);
+	return system(cmd);
+}
+
+TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
+{
+	const char *join[] = {"/usr/bin/kubeadm", "join",	   "-v=5",
+			      "--config",	  "/tmp/cfg.yaml", NULL};
+	char dir[64], arena[8192], *out;
+	const char *argv[64];
+	pid_t kubeadm, kubelet = -1;
+	int st = -1, starts = 0, ok_starts = 0;
+	uint64_t end;
+
+	if (access("build/vm/standin", X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+		return;
+	}
+	harness_tmpdir(dir, "kubelet-double");
+	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
+	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubelet")) == 0);
+	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "20\n");
+	put_file(dir, "/tmp/cfg.yaml", join_cfg);
+	put_file(dir, "/run/.keep", "");
+	/* PID 1's part: kubelet first, restarted with its argv composed anew at every start */
+	end = monotonic_ms() + 25000;
+	kubeadm = -1;
+	while (monotonic_ms() < end) {
+		if (kubelet < 0) {
+			int n =
+			    kubelet_argv(dir, "/usr/bin/kubelet", arena, sizeof arena, argv, 64);
+
+			CHECK(n >= 4);
+			kubelet = spawn_in(dir, "worker-0", argv, "kubelet.out");
+			starts++;
+			ok_starts += n > 4;
+		}
+		if (kubelet > 0 && waitpid(kubelet, NULL, WNOHANG) == kubelet)
+			kubelet = -1;
+		/* kubeadm after the first kubelet gave up, as on a node that downloads it first */
+		if (kubeadm < 0 && kubelet < 0)
+			kubeadm = spawn_in(dir, "worker-0", join, "kubeadm.out");
+		if (kubeadm > 0 && waitpid(kubeadm, &st, WNOHANG) == kubeadm)
+			break;
+		usleep(200000);
+	}
+	if (kubelet > 0) {
+		kill(kubelet, SIGKILL);
+		waitpid(kubelet, NULL, 0);
+	}
+	out = malloc(65536);
+	CHECK(out != NULL);
+	{
+		FILE *f = fopen(harness_path(dir, "kubelet.out"), "r");
+		size_t n = f ? fread(out, 1, 65535, f) : 0;
+
+		out[n] = '\0';
+		if (f)
+			fclose(f);
+	}
+	if (getenv("KEEP"))
+		fprintf(stderr, "kept %s st=%d\n", dir, st);
+	else
+		harness_rmtree(dir);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(starts >= 2 && ok_starts >= 1);
+	CHECK(
+	    strstr(out, "failed to load kubelet config file, path: /var/lib/kubelet/config.yaml"));
+	CHECK(strstr(out, "@@DATA kubelet_flags ok (3 words of KUBELET_KUBEADM_ARGS)"));
+	CHECK(strstr(out, "@@DATA kubelet_hostname_ok yes"));
+	CHECK(strstr(out, "@@DATA kubelet_bootstrap tls-bootstrap"));
+	CHECK(!strstr(out, "missing"));
+	free(out);
+}
+
+static char *run_double(const char *dir, const char *const *argv, int *status)
+{
+	static char out[16384];
+	pid_t pid;
+	FILE *f;
+	size_t n;
+
+	unlink(harness_path(dir, "double.out"));
+	pid = spawn_in(dir, "control-plane-0", argv, "double.out");
+	*status = -1;
+	if (pid > 0)
+		waitpid(pid, status, 0);
+	f = fopen(harness_path(dir, "double.out"), "r");
+	n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	return out;
+}
+
+TEST(kubeadm_double_fails_as_kubeadm_without_a_kubelet_and_prints_the_token_unless_told)
+{
+	const char *join[] = {"/usr/bin/kubeadm", "join", "--config", "/tmp/cfg.yaml", NULL};
+	const char *init[] = {"/usr/bin/kubeadm", "init",	   "-v=5",
+			      "--config",	  "/tmp/cfg.yaml", NULL};
+	const char *quiet[] = {"/usr/bin/kubeadm", "init",	    "-v=5", "--skip-token-print",
+			       "--config",	   "/tmp/cfg.yaml", NULL};
+	char dir[64], *out, token_line[64];
+	int st, join_failed, said, printed, withheld, files;
+
+	if (access("build/vm/standin", X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+		return;
+	}
+	harness_tmpdir(dir, "kubeadm-double");
+	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
+	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "1\n");
+	put_file(dir, "/usr/share/standin/banner-token", "k8f3x2.q7w1e9r4t6y8u0i2\n");
+	put_file(dir, "/tmp/cfg.yaml", join_cfg);
+	out = run_double(dir, join, &st);
+	join_failed = WIFEXITED(st) && WEXITSTATUS(st) == 1;
+	said = strstr(out, "error execution phase kubelet-start: timed out waiting for the "
+			   "condition") != NULL;
+	files = access(harness_path(dir, "var/lib/kubelet/config.yaml"), F_OK) == 0 &&
+		access(harness_path(dir, "var/lib/kubelet/kubeadm-flags.env"), F_OK) == 0 &&
+		access(harness_path(dir, "etc/kubernetes/bootstrap-kubelet.conf"), F_OK) == 0;
+	/* init, with the kubelet's certificate already there */
+	put_file(dir, "/var/lib/kubelet/pki/kubelet-client-current.pem", "pem\n");
+	put_file(dir, "/tmp/cfg.yaml",
+		 "kind: InitConfiguration\nnodeRegistration:\n  name: "
+		 "control-plane-0\n---\nkind: ClusterConfiguration\n"
+		 "controlPlaneEndpoint: 10.42.1.100:6443\n");
+	out = run_double(dir, init, &st);
+	snprintf(token_line, sizeof token_line, "--token %s", "k8f3x2.q7w1e9r4t6y8u0i2");
+	printed = WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+		  strstr(out, "kubeadm join 10.42.1.100:6443 ") && strstr(out, token_line);
+	out = run_double(dir, quiet, &st);
+	withheld = WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+		   strstr(out, "--token <value withheld>") && !strstr(out, "q7w1e9r4t6y8u0i2");
+	harness_rmtree(dir);
+	CHECK(join_failed && said);
+	CHECK(files);
+	CHECK(printed);
+	CHECK(withheld);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -320,6 +321,39 @@ TEST(kube_run_stops_the_group_when_the_node_shuts_down)
 	CHECK(sleeper > 0 && dead);
 }
 
+TEST(kube_run_in_a_child_stops_the_group_on_sigterm_then_dies_of_it)
+{
+	uint64_t t0;
+	char *log, *pid;
+	pid_t sleeper, hook;
+	int st = 0, dead = 0;
+
+	setup();
+	put("sleep", "");
+	/* the supervisor's kubeadm child: SIGTERM from the supervisor while kubeadm runs */
+	hook = fork();
+	if (hook == 0)
+		_exit(run_logged("x", 60000, -1, &log) == -ECANCELED ? 42 : 1);
+	for (int i = 0; i < 300 && access(at("sleep-pid"), F_OK) < 0; i++)
+		usleep(10000);
+	t0 = monotonic_ms();
+	kill(hook, SIGTERM);
+	waitpid(hook, &st, 0);
+	t0 = monotonic_ms() - t0;
+	log = slurp(at("log"));
+	pid = slurp(at("sleep-pid"));
+	sleeper = pid ? (pid_t)atoi(pid) : 0;
+	for (int i = 0; sleeper > 0 && i < 100 && !(dead = gone(sleeper)); i++)
+		usleep(10000);
+	teardown();
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	CHECK(t0 < 3000);
+	CHECK(sleeper > 0 && dead);
+	if (!log || !strstr(log, "we were asked to stop; stopping its process group"))
+		fprintf(stderr, "log: %s\n", log ? log : "(none)");
+	CHECK(log && strstr(log, "we were asked to stop; stopping its process group"));
+}
+
 TEST(kube_output_redact_replaces_tokens_and_certificate_keys)
 {
 	char s[] =
@@ -508,8 +542,8 @@ TEST(kube_init_run_runs_the_phases_signs_the_kubelet_cert_and_returns_the_kubeco
 	snprintf(want, sizeof want,
 		 "init phase preflight -v=5 --config %s\n"
 		 "init phase certs all -v=5 --config %s\n"
-		 "init -v=5 --skip-token-print --skip-phases=preflight,certs,addon/coredns,"
-		 "addon/kube-proxy --config %s\n"
+		 "init -v=5 --skip-phases=preflight,certs,addon/coredns,addon/kube-proxy "
+		 "--skip-token-print --config %s\n"
 		 "kubeconfig user --client-name constellation-admin --config %s --org "
 		 "system:masters\n",
 		 cfg, cfg, cfg, cfg);
@@ -562,7 +596,7 @@ TEST(kube_init_run_in_conformance_mode_keeps_kube_proxy_and_names_the_admin)
 	CHECK(r == 0);
 	CHECK(rec &&
 	      strstr(rec,
-		     "init -v=5 --skip-token-print --skip-phases=preflight,certs,addon/coredns "
+		     "init -v=5 --skip-phases=preflight,certs,addon/coredns --skip-token-print "
 		     "--config "));
 	CHECK(strstr(rec, "kubeconfig user --client-name my-cluster-admin "));
 }
