@@ -2,6 +2,7 @@
  * parses its own options, then runs the flow function the boot path will use. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -317,12 +318,10 @@ static void wait_running(int ifindex)
 
 int cmd_net_dhcp(const struct cli *c)
 {
-	const char *iface = NULL, *timeout = "60", *resolv = NULL;
+	const char *iface = NULL, *timeout = "60", *resolv = NULL, *keep = "0";
 	struct opt opts[] = {
-	    {"iface", &iface, 0},
-	    {"timeout", &timeout, 0},
-	    {"resolv-conf", &resolv, 0},
-	    {NULL, NULL, 0},
+	    {"iface", &iface, 0}, {"timeout", &timeout, 0}, {"resolv-conf", &resolv, 0},
+	    {"keep", &keep, 0},	  {NULL, NULL, 0},
 	};
 	struct nl_link links[32], link = {0};
 	struct dhcp_reply l;
@@ -353,7 +352,7 @@ int cmd_net_dhcp(const struct cli *c)
 	wait_running(link.index);
 	if (dhcp_acquire(link.index, link.name, link.mac, (int)t * 1000, 0, &l) < 0)
 		return EXIT_FAILURE_RUN;
-	r = nl_addr_add(link.index, l.yiaddr, dhcp_prefix(l.mask));
+	r = nl_addr_add_lft(link.index, l.yiaddr, dhcp_prefix(l.mask), l.lease_s);
 	if (!r && l.router) {
 		r = nl_route_add_default(link.index, l.router);
 		inet_ntop(AF_INET, &l.router, gw, sizeof gw);
@@ -364,6 +363,21 @@ int cmd_net_dhcp(const struct cli *c)
 		return EXIT_FAILURE_RUN;
 	inet_ntop(AF_INET, &l.yiaddr, a, sizeof a);
 	printf("%s %s/%d router %s lease %u\n", link.name, a, dhcp_prefix(l.mask), gw, l.lease_s);
+	fflush(stdout);
+	/* --keep S: the lease kept up for S seconds, as PID 1 keeps it (RENEW at T1, REBIND at
+	 * T2, a new DISCOVER after a NAK) */
+	dhcp_lease_keep(link.index, link.name, link.mac, &l);
+	for (uint64_t end = monotonic_ms() + (uint64_t)strtol(keep, NULL, 10) * 1000;
+	     monotonic_ms() < end;) {
+		struct pollfd p = {.fd = dhcp_lease_fd(), .events = POLLIN};
+		int w = dhcp_lease_next_ms();
+		uint64_t left = end - monotonic_ms();
+
+		if (w < 0 || (uint64_t)w > left)
+			w = (int)left;
+		poll(&p, p.fd >= 0 ? 1 : 0, w);
+		dhcp_lease_handle();
+	}
 	return EXIT_OK;
 }
 

@@ -1,11 +1,14 @@
-/* The agent as /init (ARCHITECTURE.md "The boot, as one path"): early mounts, logging to the
- * console and /dev/kmsg, the kernel command line, the initrd's kernel modules, entropy, the
- * network, then the node's flow (agent/flow/node.c), the boot timeline, and after the
- * handover a small supervisor (containerd, kubelet) until SIGTERM, SIGINT or SIGPWR shuts the
- * node down. PID 1 never returns: on a fatal error it reboots. */
+/* The agent as /init (ARCHITECTURE.md "The boot, as one path"). From its first instruction
+ * PID 1 reads the shutdown signals and SIGCHLD from the supervisor's signalfd and has
+ * Ctrl-Alt-Del disabled; then the early mounts, logging to the console and /dev/kmsg, the
+ * kernel command line, the initrd's kernel modules, entropy, the network, and the node's flow
+ * (agent/flow/node.c), which supervises every child, hands over and stays up. PID 1 never
+ * returns: every way out (a shutdown signal, a fatal error) is boot_end: children stopped,
+ * sync, unmounts, /dev/mapper/state closed, links down, reboot or power off. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,54 +23,10 @@
 #include "net/net.h"
 #include "pid1.h"
 
-#define KUBELET	   "/run/state/bin/kubelet"
-#define CONTAINERD "/usr/bin/containerd"
+#define SV_SLOTS 12
 
-static const char *const kubelet_argv[] = {
-    KUBELET,
-    "--config=/var/lib/kubelet/config.yaml",
-    "--kubeconfig=/etc/kubernetes/kubelet.conf",
-    "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
-    "--container-runtime-endpoint=unix:///run/containerd/containerd.sock",
-    NULL,
-};
-static const char *const containerd_argv[] = {CONTAINERD, NULL};
-static const char *const child_env[] = {
-    "PATH=/run/state/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "HOME=/root",
-    NULL,
-};
-
-struct pid1 {
-	struct supervisor sv;
-	struct sv_child children[2];
-	int started;
-};
-
-static int exists(const char *path)
-{
-	return access(path, X_OK) == 0;
-}
-
-/* containerd (when the image has it) and kubelet, restarted with back-off. */
-static void start_services(void *ctx)
-{
-	struct pid1 *p = ctx;
-
-	if (p->started)
-		return;
-	p->started = 1;
-	p->sv.n = 0;
-	if (exists(CONTAINERD))
-		p->children[p->sv.n++] = (struct sv_child){.name = "containerd",
-							   .argv = containerd_argv,
-							   .envp = child_env,
-							   .policy = SV_RESTART};
-	p->children[p->sv.n++] = (struct sv_child){
-	    .name = "kubelet", .argv = kubelet_argv, .envp = child_env, .policy = SV_RESTART};
-	p->sv.children = p->children;
-	sv_start_all(&p->sv);
-}
+static struct sv_child slots[SV_SLOTS];
+static struct supervisor sv = {.children = slots, .cap = SV_SLOTS, .stop_timeout_ms = 10000};
 
 static void read_cmdline(char *buf, size_t cap)
 {
@@ -80,16 +39,21 @@ static void read_cmdline(char *buf, size_t cap)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* A fatal error before the node's flow could run: say it, wait, reboot. */
-static void die(int delay_s, const char *why)
+/* A fatal error before the node's flow could run: say it, wait (a shutdown signal cuts the
+ * wait short and is obeyed), then the one way out. */
+static __attribute__((noreturn)) void die(int delay_s, const char *why)
 {
+	int64_t end = (int64_t)monotonic_ms() + (int64_t)delay_s * 1000;
+	int sig = 0;
+
 	log_error("fatal: %s; rebooting in %d s", why, delay_s);
-	sleep((unsigned)delay_s);
-	boot_links_down();
-	sync();
-	reboot(RB_AUTOBOOT);
-	for (;;)
-		pause();
+	while (!sig && (int64_t)monotonic_ms() < end) {
+		struct pollfd p = {.fd = sv_fd(&sv), .events = POLLIN};
+
+		poll(&p, sv_fd(&sv) >= 0 ? 1 : 0, 1000);
+		sig = sv_handle(&sv);
+	}
+	boot_end(&sv, sig ? sig : SIGINT);
 }
 
 static struct tcti_spec tpm; /* the node's TPM, for the issuer and the node lock */
@@ -97,15 +61,17 @@ static struct tcti_spec tpm; /* the node's TPM, for the issuer and the node lock
 int pid1_main(void)
 {
 	static char cmdline[4096], arena[4096];
-	static struct pid1 p;
 	struct node_config cfg;
 	struct ip_config ic;
 	char err[256];
-	int r, sig;
+	int r, early = sv_open(&sv);
 
+	reboot(RB_DISABLE_CAD); /* Ctrl-Alt-Del: SIGINT to us, read from the signalfd */
 	timeline_start("mounts");
 	r = boot_early_mounts();
 	log_open_kmsg("/dev/kmsg");
+	if (early < 0)
+		log_error("boot: no signalfd: shutdown signals are not read");
 	if (r)
 		log_warn("boot: %d early mounts failed", r);
 	umask(022);
@@ -131,25 +97,7 @@ int pid1_main(void)
 	    cli_issuer(cfg.variant, &tpm, &cfg.issuer, &cfg.tpm, err, sizeof err) < 0)
 		die(cfg.reboot_delay_s, err);
 	cfg.pid1 = 1;
-	cfg.before_kubeadm = start_services;
-	cfg.hook_ctx = &p;
-	p.sv.stop_timeout_ms = 10000;
-	r = node_run(&cfg); /* a fatal error reboots inside */
-	if (r < 0)
-		die(cfg.reboot_delay_s, "the node flow ended without a result");
-	timeline_mark("done");
-	timeline_write(cfg.timeline_path);
-	if (cfg.init) {
-		char *const argv[] = {(char *)cfg.init, NULL};
-
-		log_info("handing PID 1 to %s", cfg.init);
-		execv(cfg.init, argv);
-		die(cfg.reboot_delay_s, "constel.init could not be executed");
-	}
-	start_services(&p);
-	sig = supervise_run(&p.sv, 0);
-	log_info("shutting down (signal %d)", sig);
-	boot_shutdown(sig, 1);
-	for (;;)
-		pause();
+	cfg.sv = &sv;
+	node_run(&cfg); /* PID 1 leaves it only through boot_end */
+	die(cfg.reboot_delay_s, "the node flow ended without a result");
 }

@@ -37,7 +37,7 @@ static const char usage[] =
 
 static char ws[3000];
 
-static const char *path_in(const char *name)
+static const char *ws_path(const char *name)
 {
 	static char p[2][4096];
 	static int i;
@@ -62,9 +62,9 @@ static int prepare(void)
 	if (r == 0)
 		strcat(hash, "\n");
 	if (r < 0 ||
-	    (r = master_secret_write(path_in("constellation-mastersecret.json"), key, salt)) < 0 ||
-	    (r = write_file_excl(path_in("init-secret"), hex, 64, 0600)) < 0 ||
-	    (r = write_file_excl(path_in("init-secret.bcrypt"), hash, strlen(hash), 0644)) < 0)
+	    (r = master_secret_write(ws_path("constellation-mastersecret.json"), key, salt)) < 0 ||
+	    (r = write_file_excl(ws_path("init-secret"), hex, 64, 0600)) < 0 ||
+	    (r = write_file_excl(ws_path("init-secret.bcrypt"), hash, strlen(hash), 0644)) < 0)
 		log_err(r, "prepare: writing into %s", ws);
 	secret_wipe(key, sizeof key);
 	secret_wipe(salt, sizeof salt);
@@ -246,9 +246,9 @@ static int apply(int argc, char **argv)
 		free(req);
 		return EXIT_USAGE;
 	}
-	if (master_secret_read(path_in("constellation-mastersecret.json"), key, salt, err,
+	if (master_secret_read(ws_path("constellation-mastersecret.json"), key, salt, err,
 			       sizeof err) < 0 ||
-	    tool_read_file(path_in("init-secret"), &secret, &slen) < 0 || slen < 64 ||
+	    tool_read_file(ws_path("init-secret"), &secret, &slen) < 0 || slen < 64 ||
 	    hex_decode(secret, 64, req->init_secret.bytes, 32, &len) < 0) {
 		log_error("%s", err[0] ? err : "init secret missing: run prepare first");
 		goto out;
@@ -270,7 +270,7 @@ static int apply(int argc, char **argv)
 	os = pb_ostream_from_buffer(buf, len);
 	if (!pb_encode(&os, init_InitRequest_fields, req))
 		goto out;
-	st.log = fopen(path_in("constellation-cluster.log"), "a");
+	st.log = fopen(ws_path("constellation-cluster.log"), "a");
 	for (end = rpc_now_ms() + t * 1000;;) {
 		struct grpc_result res;
 		int est, r = flow_call_ex(endpoint, &cfg, "/init.API/Init", buf, len,
@@ -286,7 +286,7 @@ static int apply(int argc, char **argv)
 			log_error("init: %s", st.why);
 		} else if (st.failed) {
 			log_error("init failed: %s (%zu bytes of node logs appended to %s)",
-				  st.error, st.log_bytes, path_in("constellation-cluster.log"));
+				  st.error, st.log_bytes, ws_path("constellation-cluster.log"));
 		} else if (st.done && st.cluster_id_len == 32 && st.kubeconfig) {
 			char why[160], *kc = fix_kubeconfig(st.kubeconfig, st.kubeconfig_len,
 							    endpoint, why, sizeof why);
@@ -295,23 +295,23 @@ static int apply(int argc, char **argv)
 				log_error("init: %s", why);
 				break;
 			}
-			r = write_file_excl(path_in("constellation-admin.conf"), kc, strlen(kc),
+			r = write_file_excl(ws_path("constellation-admin.conf"), kc, strlen(kc),
 					    0600);
 			free(kc);
 			if (r < 0) {
-				log_error("writing %s failed", path_in("constellation-admin.conf"));
+				log_error("writing %s failed", ws_path("constellation-admin.conf"));
 				break;
 			}
 			hex_encode(req->measurement_salt.bytes, 32, hex, sizeof hex);
 			strcat(hex, "\n");
-			if (write_file_excl(path_in("measurement-salt"), hex, 65, 0644) < 0) {
-				log_error("writing %s failed", path_in("measurement-salt"));
+			if (write_file_excl(ws_path("measurement-salt"), hex, 65, 0644) < 0) {
+				log_error("writing %s failed", ws_path("measurement-salt"));
 				break;
 			}
 			hex_encode(st.cluster_id, 32, hex, sizeof hex);
 			printf("Your Constellation cluster was successfully initialized.\n"
 			       "Cluster ID  %s\nKubeconfig  %s\n",
-			       hex, path_in("constellation-admin.conf"));
+			       hex, ws_path("constellation-admin.conf"));
 			rc = EXIT_OK;
 		} else if (r < 0 || res.status != GRPC_OK) {
 			log_error("init: rpc error: code = %d desc = %s",

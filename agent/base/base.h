@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <sys/types.h>
 
 /* ---- logging (log.c) ----
@@ -142,6 +143,35 @@ int mkdir_parents(const char *path, mode_t mode);
 int write_file_replace(const char *path, const void *data, size_t len, mode_t mode);
 /* Reads from fd until end of file or cap bytes; the count, or -errno. */
 ssize_t read_full(int fd, void *buf, size_t cap);
+/* Writes all len bytes to fd (EINTR retried); 0 or -errno (-EIO for a zero-length write).
+ * Inline: libtss2-tcti-swtpm exports a write_all of its own into the static link. */
+ssize_t write(int fd, const void *buf, size_t len); /* <unistd.h> */
+static inline int write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+/* root followed by path ("/x" + "/etc/y") into out; -ENAMETOOLONG with one line when it
+ * does not fit. */
+int path_in(char *out, size_t cap, const char *root, const char *path);
+/* An nftw() callback (FTW_DEPTH | FTW_PHYS) that removes every entry it is given: with
+ * nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) the whole tree, dir included. */
+struct stat;
+struct FTW;
+int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f);
 
 /* ---- JSON (json.c) ---- */
 struct json_object;

@@ -1,8 +1,10 @@
 /* Files: writing the way the Go bootstrapper does (spec §5.4: create-exclusive, so an
  * existing file is an error and nothing is overwritten), replacing a file whole, reading
  * with a bound; and the monotonic clock. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -109,4 +111,18 @@ uint64_t monotonic_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int path_in(char *out, size_t cap, const char *root, const char *path)
+{
+	if (snprintf(out, cap, "%s%s", root, path) >= (int)cap)
+		return log_err(-ENAMETOOLONG, "path %s%s too long", root, path);
+	return 0;
+}
+
+int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
 }

@@ -77,20 +77,6 @@ static int kmsg_priority(int level)
 	return 3;
 }
 
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
 static size_t sanitize(char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -147,12 +133,14 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	if (err_fd >= 0) {
 		m = snprintf(line, sizeof line, "%s: %s: %.*s\n", program, level_name(level), n,
 			     msg);
-		write_all(err_fd, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+		(void)write_all(err_fd, line,
+				(size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
 	}
 	if (kmsg_fd >= 0) {
 		m = snprintf(line, sizeof line, "<%d>%s: %.*s\n", kmsg_priority(level), program, n,
 			     msg);
-		write_all(kmsg_fd, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+		(void)write_all(kmsg_fd, line,
+				(size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
 	}
 	errno = saved;
 }

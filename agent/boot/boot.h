@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 /* Loads every module named in list (one absolute .ko path per line, dependencies first) with
@@ -62,58 +63,94 @@ int boot_bind_state(const char *state, const char *newroot);
 int boot_switch_root(const char *newroot);
 
 /* ---- the supervisor (supervise.c) ----
- * After switch_root PID 1 runs the node's services: SV_ONCE children run once (kubeadm),
- * SV_RESTART ones are restarted with exponential back-off (containerd, kubelet). It also works
- * as an ordinary process (tests): it then makes itself a child subreaper, so orphans of its
- * children are reparented to it and reaped. */
+ * From its first instruction PID 1 owns every child: the join rounds, kubeadm (SV_ONCE, its
+ * process group killed at its deadline or the shutdown), containerd and kubelet (SV_RESTART,
+ * exponential back-off). It reaps every child and orphan for the whole boot and reads the
+ * shutdown signals (SIGTERM, SIGINT, SIGPWR) and SIGCHLD from a signalfd. It is pollable:
+ * sv_fd() goes into the caller's poll loop, sv_handle() runs when it is readable or
+ * sv_next_ms() has passed. It also works as an ordinary process (tests, host mode): it then
+ * makes itself a child subreaper, so orphans of its children are reparented to it. */
 enum sv_policy {
 	SV_ONCE,
 	SV_RESTART,
 };
 
 struct sv_child {
-	const char *name;
+	const char *name;	 /* NULL: a free slot */
 	const char *const *argv; /* argv[0] is the absolute path executed */
 	const char *const *envp; /* NULL: the supervisor's environment */
 	enum sv_policy policy;
+	/* Before every start (e.g. kubelet's argv composed afresh); < 0 skips this start, which
+	 * counts as a failed run for the back-off. */
+	int (*prepare)(struct sv_child *c);
+	/* Instead of argv: run(arg) in the forked child, its return value the exit status. */
+	int (*run)(void *arg);
+	void *arg;
+	int backoff_max_ms;  /* 0: the supervisor's */
+	int64_t deadline_ms; /* SV_ONCE: CLOCK_MONOTONIC ms when its process group is killed */
 	/* state, written by the supervisor; zero before the first start */
-	pid_t pid;	       /* > 0 while running */
+	pid_t pid;	       /* > 0 while running; the child leads its own process group */
 	int restarts;	       /* back-off step; 0 again after SV_UP_RESET_MS up */
 	int64_t next_start_ms; /* CLOCK_MONOTONIC ms when the next start is due */
 	int last_status;       /* of the last exit, as waitpid() wrote it; -1 unknown */
 	int done;	       /* SV_ONCE child that has exited */
+	int timed_out;	       /* SV_ONCE child killed at its deadline */
 	int64_t started_ms;    /* CLOCK_MONOTONIC ms of the last start */
 };
 
 struct supervisor {
 	struct sv_child *children;
-	size_t n;
+	size_t n, cap;			    /* slots used (some may be free again), slots */
 	int backoff_min_ms, backoff_max_ms; /* 1000, 60000 when 0 */
 	int stop_timeout_ms;		    /* SIGTERM to SIGKILL, 10000 when 0 */
 	volatile int stopping;		    /* set (e.g. by a signal handler) to stop */
 	int shutdown_signal; /* SIGTERM, SIGINT (reboot) or SIGPWR (poweroff) that stopped it */
+	/* sv_open */
+	int sfd, opened;
+	sigset_t old_mask;
 };
 
 /* A child up this long starts the back-off over at backoff_min_ms. */
 #define SV_UP_RESET_MS 60000
 
-/* Starts every child that is neither running nor done (before supervise_run, e.g. kubelet
- * while kubeadm still runs); makes the process a subreaper when it is not PID 1. Returns the
- * number of children that could not be forked (they are retried by supervise_run). */
+/* Blocks SIGCHLD, SIGTERM, SIGINT and SIGPWR and opens the signalfd they are read from
+ * (PID 1 does this first); makes the process a subreaper when it is not PID 1. Idempotent.
+ * 0 or -errno (one line). */
+int sv_open(struct supervisor *s);
+/* The signalfd (after sv_open), for the caller's poll loop. */
+int sv_fd(const struct supervisor *s);
+/* Reads the signals, reaps every child and orphan, kills SV_ONCE children past their
+ * deadline (their process group), starts due children. Returns the shutdown signal when one
+ * arrived (also kept in s->shutdown_signal), else 0. Never blocks. */
+int sv_handle(struct supervisor *s);
+/* Milliseconds until sv_handle has a start or a deadline to see to (at most 1000), 0 when
+ * one is due. */
+int sv_next_ms(const struct supervisor *s);
+/* Copies c into a free slot and starts it now. The slot, or NULL (-ENOSPC, one line). */
+struct sv_child *sv_add(struct supervisor *s, const struct sv_child *c);
+/* Frees the slot of a child that has exited (SV_ONCE, done): the owner read its status. */
+void sv_release(struct sv_child *c);
+/* Stops every child: SIGTERM, stop_timeout_ms, SIGKILL (their process groups too), reap; as
+ * PID 1 every other process too (kill -1). */
+void sv_stop(struct supervisor *s);
+/* Closes the signalfd and restores the signal mask of sv_open. */
+void sv_close(struct supervisor *s);
+
+/* Starts every child that is neither running nor done. Returns the number of children that
+ * could not be forked (they are retried by sv_handle). */
 int sv_start_all(struct supervisor *s);
 
-/* Runs until SIGTERM, SIGINT or SIGPWR arrives, s->stopping is set, or deadline_ms
- * (absolute CLOCK_MONOTONIC ms; 0: none) passes. Meanwhile starts due children, restarts
- * SV_RESTART ones with back-off (backoff_min_ms doubling up to backoff_max_ms), reaps every
- * child including orphans, and logs one line per start and exit ("kubelet exited with
- * status 1, restart 3 in 4 s"). It blocks SIGCHLD, SIGTERM, SIGINT and SIGPWR and reads them
- * from a signalfd, restoring the caller's mask on return; callers should block them before
- * sv_start_all so none is lost. Then it stops the children: SIGTERM, stop_timeout_ms, SIGKILL
- * (their process groups too), reap. As PID 1 it also signals every other process (kill -1).
- * The deadline stops them the same way. Returns the signal that stopped it, 0 for the
- * deadline, s->shutdown_signal when s->stopping was set, or -errno (one line) when no
- * signalfd could be made. */
+/* sv_open (when not yet), then sv_handle in a poll loop until a shutdown signal arrives,
+ * s->stopping is set, or deadline_ms (absolute CLOCK_MONOTONIC ms; 0: none) passes; then
+ * sv_stop. Logs one line per start and exit ("kubelet exited with status 1, restart 3 in
+ * 4 s"). When it opened the signalfd itself it closes it again. Returns the signal that
+ * stopped it, 0 for the deadline, s->shutdown_signal when s->stopping was set, or -errno
+ * (one line) when no signalfd could be made. */
 int supervise_run(struct supervisor *s, int64_t deadline_ms);
+
+/* PID 1's one way out, for every exit (a shutdown signal, a fatal error): stop the children,
+ * then boot_shutdown(sig, 1). sig SIGINT (or 0) reboots; SIGTERM and SIGPWR power off. */
+__attribute__((noreturn)) void boot_end(struct supervisor *s, int sig);
 
 /* The shutdown after the supervisor: sync; with do_reboot, every mount except /, /proc, /sys
  * and /dev is unmounted in reverse order of /proc/self/mountinfo (a lazy detach on EBUSY);

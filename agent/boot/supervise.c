@@ -48,23 +48,77 @@ static void sv_setup(struct supervisor *s)
 	}
 }
 
-static __attribute__((noreturn)) void child_exec(const struct sv_child *c)
+static void shutdown_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGPWR);
+}
+
+int sv_open(struct supervisor *s)
+{
+	sigset_t set;
+
+	if (s->opened)
+		return 0;
+	shutdown_set(&set);
+	sigprocmask(SIG_BLOCK, &set, &s->old_mask);
+	s->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sfd < 0) {
+		int r = log_err(-errno, "supervisor: signalfd");
+
+		sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+		return r;
+	}
+	s->opened = 1;
+	sv_setup(s);
+	return 0;
+}
+
+int sv_fd(const struct supervisor *s)
+{
+	return s->opened ? s->sfd : -1;
+}
+
+void sv_close(struct supervisor *s)
+{
+	if (!s->opened)
+		return;
+	close(s->sfd);
+	s->sfd = -1;
+	s->opened = 0;
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+}
+
+/* In the forked child: a clean start (no ignored or blocked signals, in this order so a
+ * pending one meets no handler of ours), its own session and process group, no stdin. */
+static void child_reset(const struct supervisor *s)
 {
 	sigset_t none;
 	int fd;
 
-	/* the child starts clean: no ignored or blocked signals (in this order, so a pending
-	 * one meets no handler of ours), its own session, no stdin */
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (s->opened)
+		close(s->sfd);
 	setsid();
-	fd = open("/dev/null", O_RDONLY);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd > 0) {
 		dup2(fd, 0);
 		close(fd);
 	}
+}
+
+static __attribute__((noreturn)) void child_exec(const struct supervisor *s,
+						 const struct sv_child *c)
+{
+	child_reset(s);
+	if (c->run)
+		_exit(c->run(c->arg) & 0xff);
 	if (c->envp)
 		execve(c->argv[0], (char *const *)c->argv, (char *const *)c->envp);
 	else
@@ -73,33 +127,51 @@ static __attribute__((noreturn)) void child_exec(const struct sv_child *c)
 	_exit(127);
 }
 
-static int backoff_ms(const struct supervisor *s, int restarts)
+static int backoff_ms(const struct supervisor *s, const struct sv_child *c)
 {
-	int d = s->backoff_min_ms;
+	int max = c->backoff_max_ms > 0 ? c->backoff_max_ms : s->backoff_max_ms;
+	int d = s->backoff_min_ms < max ? s->backoff_min_ms : max;
 
-	for (int i = 1; i < restarts && d < s->backoff_max_ms; i++)
-		d = d > s->backoff_max_ms / 2 ? s->backoff_max_ms : d * 2;
-	return d < s->backoff_max_ms ? d : s->backoff_max_ms;
+	for (int i = 1; i < c->restarts && d < max; i++)
+		d = d > max / 2 ? max : d * 2;
+	return d < max ? d : max;
 }
 
 static int start_child(struct supervisor *s, struct sv_child *c, int64_t now)
 {
-	pid_t pid = fork();
+	pid_t pid;
+	int r;
 
+	if (c->prepare && (r = c->prepare(c)) < 0) {
+		int delay;
+
+		if (c->policy == SV_ONCE) {
+			c->done = 1;
+			c->last_status = -1;
+			return log_err(r, "%s: not started", c->name);
+		}
+		c->restarts++;
+		delay = backoff_ms(s, c);
+		c->next_start_ms = now + delay;
+		log_warn("%s: not started: %s; again in %d ms", c->name, strerror(-r), delay);
+		return r;
+	}
+	pid = fork();
 	if (pid < 0) {
-		int r = log_err(-errno, "%s: fork", c->name);
-
+		r = log_err(-errno, "%s: fork", c->name);
 		c->next_start_ms = now + s->backoff_min_ms;
 		return r;
 	}
 	if (pid == 0)
-		child_exec(c);
+		child_exec(s, c);
+	setpgid(pid, pid); /* also done by the child's setsid: whichever runs first */
 	c->pid = pid;
 	c->started_ms = now;
+	/* a run() child is the caller's own work: it says what it does */
 	if (c->restarts)
 		log_info("%s started (pid %d, restart %d)", c->name, (int)pid, c->restarts);
 	else
-		log_info("%s started (pid %d)", c->name, (int)pid);
+		log_msg(c->run ? LOG_DEBUG : LOG_INFO, "%s started (pid %d)", c->name, (int)pid);
 	return 0;
 }
 
@@ -110,10 +182,41 @@ int sv_start_all(struct supervisor *s)
 
 	sv_setup(s);
 	for (size_t i = 0; i < s->n; i++)
-		if (s->children[i].pid <= 0 && !s->children[i].done &&
+		if (s->children[i].name && s->children[i].pid <= 0 && !s->children[i].done &&
 		    start_child(s, &s->children[i], now) < 0)
 			failed++;
 	return failed;
+}
+
+struct sv_child *sv_add(struct supervisor *s, const struct sv_child *c)
+{
+	struct sv_child *slot = NULL;
+
+	for (size_t i = 0; i < s->cap && !slot; i++)
+		if (!s->children[i].name)
+			slot = &s->children[i];
+	if (!slot) {
+		log_err(-ENOSPC, "supervisor: no slot for %s", c->name);
+		return NULL;
+	}
+	*slot = *c;
+	slot->pid = 0;
+	slot->restarts = 0;
+	slot->done = 0;
+	slot->timed_out = 0;
+	slot->last_status = -1;
+	slot->next_start_ms = 0;
+	if ((size_t)(slot - s->children) >= s->n)
+		s->n = (size_t)(slot - s->children) + 1;
+	sv_setup(s);
+	start_child(s, slot, (int64_t)monotonic_ms());
+	return slot;
+}
+
+void sv_release(struct sv_child *c)
+{
+	if (c && c->pid <= 0)
+		memset(c, 0, sizeof *c);
 }
 
 static void describe(int status, char *out, size_t cap)
@@ -140,14 +243,14 @@ static void child_ended(struct supervisor *s, struct sv_child *c, int status, in
 	c->last_status = status;
 	if (c->policy == SV_ONCE || s->stopping) {
 		c->done = c->policy == SV_ONCE;
-		log_msg(s->stopping ? LOG_INFO : level, "%s %s", c->name, how);
+		log_msg(s->stopping || c->run ? LOG_DEBUG : level, "%s %s", c->name, how);
 		return;
 	}
 	/* a child that stayed up a while was healthy: its next failure starts over */
 	if (now - c->started_ms >= SV_UP_RESET_MS)
 		c->restarts = 0;
 	c->restarts++;
-	delay = backoff_ms(s, c->restarts);
+	delay = backoff_ms(s, c);
 	c->next_start_ms = now + delay;
 	if (delay % 1000)
 		log_msg(level, "%s %s, restart %d in %d ms", c->name, how, c->restarts, delay);
@@ -159,7 +262,7 @@ static void child_ended(struct supervisor *s, struct sv_child *c, int status, in
 static struct sv_child *find_child(struct supervisor *s, pid_t pid)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->children[i].pid == pid)
+		if (s->children[i].name && s->children[i].pid == pid)
 			return &s->children[i];
 	return NULL;
 }
@@ -184,7 +287,7 @@ static int reap(struct supervisor *s)
 		/* nothing left to wait for: a child we count as running was reaped by someone
 		 * else, and must not stay "running" forever */
 		for (size_t i = 0; i < s->n; i++)
-			if (s->children[i].pid > 0)
+			if (s->children[i].name && s->children[i].pid > 0)
 				child_ended(s, &s->children[i], -1, now);
 		return 1;
 	}
@@ -208,60 +311,8 @@ static int running(const struct supervisor *s)
 	int n = 0;
 
 	for (size_t i = 0; i < s->n; i++)
-		n += s->children[i].pid > 0;
+		n += s->children[i].name && s->children[i].pid > 0;
 	return n;
-}
-
-/* Waits up to ms for our children (as PID 1: every process) to end. 1 when they did. */
-static int wait_children(struct supervisor *s, int sfd, int ms)
-{
-	int64_t end = (int64_t)monotonic_ms() + ms;
-
-	for (;;) {
-		int64_t now;
-		int gone = reap(s);
-		struct pollfd p = {.fd = sfd, .events = POLLIN};
-
-		if (getpid() == 1 ? gone : !running(s))
-			return 1;
-		if ((now = (int64_t)monotonic_ms()) >= end)
-			return 0;
-		poll(&p, 1, (int)(end - now < POLL_MAX_MS ? end - now : POLL_MAX_MS));
-		read_signals(sfd); /* a second shutdown signal changes nothing */
-	}
-}
-
-static void signal_all(struct supervisor *s, int sig)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		struct sv_child *c = &s->children[i];
-
-		if (c->pid <= 0)
-			continue;
-		if (sig == SIGKILL) {
-			log_warn("%s did not stop within %d ms: killing it", c->name,
-				 s->stop_timeout_ms);
-			kill(-c->pid, SIGKILL); /* its process group: what it started */
-		}
-		kill(c->pid, sig);
-	}
-	/* PID 1 stops everything else too; a test process must never kill(-1) */
-	if (getpid() == 1)
-		kill(-1, sig);
-}
-
-static void stop_children(struct supervisor *s, int sfd)
-{
-	s->stopping = 1;
-	if (running(s))
-		log_info("supervisor: stopping %d service%s", running(s),
-			 running(s) > 1 ? "s" : "");
-	signal_all(s, SIGTERM);
-	if (wait_children(s, sfd, s->stop_timeout_ms))
-		return;
-	signal_all(s, SIGKILL);
-	if (!wait_children(s, sfd, KILL_WAIT_MS))
-		log_error("supervisor: %d services still running after SIGKILL", running(s));
 }
 
 static const char *sig_name(int sig)
@@ -278,62 +329,147 @@ static const char *sig_name(int sig)
 	}
 }
 
+int sv_handle(struct supervisor *s)
+{
+	int64_t now;
+	int sig = s->opened ? read_signals(s->sfd) : 0;
+
+	reap(s);
+	if (sig && !s->shutdown_signal) {
+		s->shutdown_signal = sig;
+		log_info("supervisor: %s received: %s", sig_name(sig),
+			 sig == SIGINT ? "reboot" : "poweroff");
+	}
+	if (s->shutdown_signal || s->stopping)
+		return s->shutdown_signal;
+	now = (int64_t)monotonic_ms();
+	for (size_t i = 0; i < s->n; i++) {
+		struct sv_child *c = &s->children[i];
+
+		if (!c->name)
+			continue;
+		if (c->pid > 0 && c->deadline_ms > 0 && now >= c->deadline_ms && !c->timed_out) {
+			log_error(
+			    "%s: no exit within its bound of %lld s: killing its process group",
+			    c->name, (long long)(c->deadline_ms - c->started_ms) / 1000);
+			c->timed_out = 1;
+			kill(-c->pid, SIGKILL);
+			kill(c->pid, SIGKILL);
+		}
+		if (c->pid <= 0 && !c->done && c->next_start_ms <= now)
+			start_child(s, c, now);
+	}
+	return 0;
+}
+
+int sv_next_ms(const struct supervisor *s)
+{
+	int64_t now = (int64_t)monotonic_ms(), wake = now + POLL_MAX_MS;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sv_child *c = &s->children[i];
+
+		if (!c->name)
+			continue;
+		if (c->pid <= 0 && !c->done && c->next_start_ms < wake)
+			wake = c->next_start_ms;
+		if (c->pid > 0 && c->deadline_ms > 0 && !c->timed_out && c->deadline_ms < wake)
+			wake = c->deadline_ms;
+	}
+	return wake > now ? (int)(wake - now) : 0;
+}
+
+/* Waits up to ms for our children (as PID 1: every process) to end. 1 when they did. */
+static int wait_children(struct supervisor *s, int ms)
+{
+	int64_t end = (int64_t)monotonic_ms() + ms;
+
+	for (;;) {
+		int64_t now;
+		int gone = reap(s);
+		struct pollfd p = {.fd = s->sfd, .events = POLLIN};
+
+		if (getpid() == 1 ? gone : !running(s))
+			return 1;
+		if ((now = (int64_t)monotonic_ms()) >= end)
+			return 0;
+		poll(&p, s->opened ? 1 : 0,
+		     (int)(end - now < POLL_MAX_MS / 10 ? end - now : POLL_MAX_MS / 10));
+		if (s->opened)
+			read_signals(s->sfd); /* a second shutdown signal changes nothing */
+	}
+}
+
+static void signal_all(struct supervisor *s, int sig)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct sv_child *c = &s->children[i];
+
+		if (!c->name || c->pid <= 0)
+			continue;
+		if (sig == SIGKILL)
+			log_warn("%s did not stop within %d ms: killing it", c->name,
+				 s->stop_timeout_ms);
+		kill(-c->pid, sig); /* its process group: what it started */
+		kill(c->pid, sig);
+	}
+	/* PID 1 stops everything else too; a test process must never kill(-1) */
+	if (getpid() == 1)
+		kill(-1, sig);
+}
+
+void sv_stop(struct supervisor *s)
+{
+	sv_setup(s);
+	s->stopping = 1;
+	if (running(s))
+		log_info("supervisor: stopping %d child%s", running(s),
+			 running(s) > 1 ? "ren" : "");
+	signal_all(s, SIGTERM);
+	if (wait_children(s, s->stop_timeout_ms))
+		return;
+	signal_all(s, SIGKILL);
+	if (!wait_children(s, KILL_WAIT_MS))
+		log_error("supervisor: %d children still running after SIGKILL", running(s));
+}
+
 int supervise_run(struct supervisor *s, int64_t deadline_ms)
 {
-	sigset_t set, old;
-	int sfd, sig = 0;
+	int opened_here = !s->opened, sig = 0, r;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGPWR);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sfd < 0) {
-		int r = log_err(-errno, "supervisor: signalfd");
-
-		sigprocmask(SIG_SETMASK, &old, NULL);
+	if ((r = sv_open(s)) < 0)
 		return r;
-	}
 	sv_setup(s);
 	for (;;) {
-		int64_t now, wake;
-		struct pollfd p = {.fd = sfd, .events = POLLIN};
+		int64_t now;
+		int wait;
+		struct pollfd p = {.fd = s->sfd, .events = POLLIN};
 
-		reap(s);
-		if ((sig = read_signals(sfd)) || s->stopping)
+		if ((sig = sv_handle(s)) || s->stopping)
 			break;
 		now = (int64_t)monotonic_ms();
 		if (deadline_ms > 0 && now >= deadline_ms)
 			break;
-		wake = now + POLL_MAX_MS;
-		if (deadline_ms > 0 && deadline_ms < wake)
-			wake = deadline_ms;
-		for (size_t i = 0; i < s->n; i++) {
-			struct sv_child *c = &s->children[i];
-
-			if (c->pid > 0 || c->done)
-				continue;
-			if (c->next_start_ms <= now)
-				start_child(s, c, now);
-			if (c->pid <= 0 && c->next_start_ms < wake)
-				wake = c->next_start_ms;
-		}
-		if (wake > now)
-			poll(&p, 1, (int)(wake - now));
+		wait = sv_next_ms(s);
+		if (deadline_ms > 0 && deadline_ms - now < wait)
+			wait = (int)(deadline_ms - now);
+		if (wait > 0)
+			poll(&p, 1, wait);
 	}
-	if (sig)
-		s->shutdown_signal = sig;
-	else if (s->stopping)
+	if (!sig && s->stopping)
 		sig = s->shutdown_signal;
-	if (sig)
-		log_info("supervisor: %s received: %s", sig_name(sig),
-			 sig == SIGINT ? "reboot" : "poweroff");
-	stop_children(s, sfd);
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sv_stop(s);
+	if (opened_here)
+		sv_close(s);
 	return sig;
+}
+
+void boot_end(struct supervisor *s, int sig)
+{
+	sv_stop(s);
+	boot_shutdown(sig ? sig : SIGINT, 1);
+	for (;;)
+		pause();
 }
 
 int boot_links_down(void)

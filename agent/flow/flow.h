@@ -75,6 +75,9 @@ struct server {
 	const struct grpc_method *methods;
 	size_t n_methods;
 	int stop; /* set by a handler: finish the open streams, then return */
+	/* set by a handler: serve_run returns 0 at once, every connection kept; the next
+	 * serve_run goes on with them (the node's handover while the Init stream is open) */
+	int pause, running;
 	int exit_code;
 	/* An extra file descriptor for the poll loop (a child's pipe), or fd -1. */
 	int extra_fd;
@@ -205,6 +208,12 @@ struct serve_params {
 	const struct init_hooks *init_hooks;
 	const struct recover_hooks *recover_hooks;
 	void *hooks_ctx;
+	/* The supervisor that owns the kubeadm child (its process group killed at
+	 * kubeadm_timeout_ms); NULL: the server forks and reaps it itself. */
+	struct supervisor *sv;
+	/* After the locked hook the server pauses (serve_run returns) and kubeadm starts only
+	 * when the caller calls init_server_start_kubeadm (the node's handover comes first). */
+	int pause_after_lock;
 };
 
 int flow_serve_init(const struct serve_params *p);
@@ -221,6 +230,12 @@ void init_handle(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t le
 void init_server_ready(struct init_server *st, short revents);
 int init_server_timeout(struct init_server *st);
 int init_server_busy(const struct init_server *st); /* kubeadm running */
+/* The pipe of the running kubeadm child, for the caller's poll loop (serve_params.sv set:
+ * the server does not put it into srv->extra_fd); -1 when none. */
+int init_server_fd(const struct init_server *st);
+/* pause_after_lock: starts the kubeadm child of the Init that paused the server. 0, or
+ * -errno after the Init was answered with the failure. */
+int init_server_start_kubeadm(struct init_server *st);
 /* Stops a running kubeadm child (the server is shutting down). */
 void init_server_abort(struct init_server *st);
 

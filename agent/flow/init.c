@@ -18,6 +18,7 @@
 #include <pb_encode.h>
 #include <sodium.h>
 
+#include "boot/boot.h"
 #include "flow.h"
 #include "init.pb.h"
 #include "kube/kube.h"
@@ -34,9 +35,15 @@ struct init_server {
 	struct node_lock own_lock, *lock;
 	const struct init_hooks *hooks;
 	void *hooks_ctx;
+	/* the Init between the lock and kubeadm's start (kept for the child) */
+	init_InitRequest *req;
+	struct component_list comps;
+	const char *sans[32];
+	struct init_info info;
 	/* the running kubeadm stand-in */
 	pid_t child;
-	int pipe_fd;
+	struct sv_child *svc; /* the supervisor's slot of the child (serve_params.sv) */
+	int pipe_fd, out_fd;
 	int64_t deadline;
 	uint8_t *out;
 	size_t out_len;
@@ -154,33 +161,75 @@ static int default_locked(void *ctx, const struct init_keys *k, const struct ini
 
 static const struct init_hooks default_hooks = {default_locked, default_kubeadm, NULL};
 
-/* Forks the kubeadm hook with its stdout on a pipe the poll loop reads. */
-static int start_kubeadm(struct init_server *st, const struct init_info *info)
+static int kubeadm_child(void *arg)
 {
-	int fds[2];
+	struct init_server *st = arg;
+
+	close(st->pipe_fd);
+	return st->hooks->kubeadm(st->hooks_ctx, &st->info, st->out_fd);
+}
+
+/* Starts the kubeadm hook in a child (the supervisor's, or our own fork) with its stdout on
+ * a pipe the poll loop reads, within kubeadm_timeout_ms. */
+static int start_kubeadm(struct init_server *st)
+{
+	int fds[2], timeout = st->p->kubeadm_timeout_ms > 0 ? st->p->kubeadm_timeout_ms : 3600000;
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		_exit(st->hooks->kubeadm(st->hooks_ctx, info, fds[1]) & 0xff);
+	st->pipe_fd = fds[0];
+	st->out_fd = fds[1];
+	st->out_len = 0;
+	st->deadline = rpc_now_ms() + timeout;
+	if (st->p->sv) {
+		struct sv_child c = {.name = "kubeadm init",
+				     .policy = SV_ONCE,
+				     .run = kubeadm_child,
+				     .arg = st,
+				     .deadline_ms = (int64_t)monotonic_ms() + timeout};
+
+		st->svc = sv_add(st->p->sv, &c);
+		pid = st->svc && st->svc->pid > 0 ? st->svc->pid : -EAGAIN;
+		if (pid < 0)
+			sv_release(st->svc);
+	} else {
+		pid = fork();
+		if (pid == 0) {
+			setpgid(0, 0);
+			_exit(kubeadm_child(st) & 0xff);
+		}
+		pid = pid < 0 ? -errno : pid;
+		if (pid > 0)
+			setpgid(pid, pid);
 	}
 	close(fds[1]);
+	st->out_fd = -1;
+	if (pid < 0) {
+		close(fds[0]);
+		st->pipe_fd = -1;
+		return (int)pid;
+	}
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
 	st->child = pid;
-	st->pipe_fd = fds[0];
-	st->out_len = 0;
-	st->deadline = rpc_now_ms() + st->p->kubeadm_timeout_ms;
-	st->srv->extra_fd = fds[0];
-	st->srv->extra_events = POLLIN;
+	if (!st->p->sv) {
+		st->srv->extra_fd = fds[0];
+		st->srv->extra_events = POLLIN;
+	}
 	return 0;
+}
+
+/* The request is kept only until the child has its copy: the init secret and the master
+ * secret go with it. */
+static void drop_request(struct init_server *st)
+{
+	if (st->req) {
+		secret_wipe(st->req, sizeof *st->req);
+		free(st->req);
+		st->req = NULL;
+	}
+	component_list_free(&st->comps);
+	memset(&st->info, 0, sizeof st->info);
 }
 
 static void finish_kubeadm(struct init_server *st, int status)
@@ -196,14 +245,15 @@ static void finish_kubeadm(struct init_server *st, int status)
 		m.kind.init_success.kubeconfig.arg = st;
 		m.kind.init_success.cluster_id.size = 32;
 		memcpy(m.kind.init_success.cluster_id.bytes, st->cluster_id, 32);
+		/* the cluster is up whether or not the CLI is still there to hear it (as the Go
+		 * bootstrapper: no reset, no reboot) */
 		if (send_response(st->stream, &m) == 0 &&
-		    grpc_stream_finish(st->stream, GRPC_OK, NULL) == 0) {
+		    grpc_stream_finish(st->stream, GRPC_OK, NULL) == 0)
 			log_info("init: done, kubeconfig of %zu bytes sent", st->out_len);
-			st->srv->exit_code = 0;
-		} else {
-			log_error("init: the CLI went away before the kubeconfig was sent");
-			st->srv->exit_code = 1;
-		}
+		else
+			log_warn("init: done, but the CLI hung up before the kubeconfig was "
+				 "delivered; the node stays up");
+		st->srv->exit_code = 0;
 	} else {
 		if (status > 0)
 			snprintf(why, sizeof why, "init: kubeadm init: exit status %d", status);
@@ -216,6 +266,19 @@ static void finish_kubeadm(struct init_server *st, int status)
 	st->stream = NULL;
 	if (st->hooks->done)
 		st->hooks->done(st->hooks_ctx, st->srv->exit_code == 0);
+}
+
+/* 1 when the kubeadm child has exited, its wait status in *wst. */
+static int child_exited(struct init_server *st, int *wst)
+{
+	if (!st->svc)
+		return waitpid(st->child, wst, WNOHANG) == st->child;
+	if (!st->svc->done)
+		return 0;
+	*wst = st->svc->last_status < 0 ? (128 + SIGKILL) << 8 : st->svc->last_status;
+	sv_release(st->svc);
+	st->svc = NULL;
+	return 1;
 }
 
 void init_server_ready(struct init_server *st, short revents)
@@ -244,13 +307,14 @@ void init_server_ready(struct init_server *st, short revents)
 			break;
 		}
 	}
-	if (st->child > 0 && rpc_now_ms() > st->deadline) {
-		log_error("init: kubeadm init: no exit within %d s, killing it",
-			  st->p->kubeadm_timeout_ms / 1000);
+	if (st->child > 0 && !st->svc && rpc_now_ms() > st->deadline) {
+		log_error("init: kubeadm init: no exit within %d s, killing its process group",
+			  (int)(st->p->kubeadm_timeout_ms / 1000));
+		kill(-st->child, SIGKILL);
 		kill(st->child, SIGKILL);
 		st->deadline = INT64_MAX;
 	}
-	if (st->child > 0 && st->pipe_fd < 0 && waitpid(st->child, &wst, WNOHANG) == st->child) {
+	if (st->child > 0 && st->pipe_fd < 0 && child_exited(st, &wst)) {
 		st->child = 0;
 		if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && st->out_len == KUBECONFIG_MAX)
 			finish_kubeadm(st, -EFBIG);
@@ -273,8 +337,7 @@ void init_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t
 	pb_istream_t is = pb_istream_from_buffer(reqbuf, len);
 	struct kms kms = {0};
 	struct component_list comps = {0};
-	const char *sans[32];
-	struct init_info info = {.sans = sans, .components = &comps};
+	struct init_info info = {.sans = st->sans, .components = &st->comps};
 	uint8_t msecret[32], disk_key[32], seed[32];
 	char err[256];
 	int r;
@@ -332,7 +395,7 @@ void init_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t
 	info.service_cidr = req->service_cidr;
 	info.conformance = req->conformance_mode;
 	for (pb_size_t i = 0; i < req->apiserver_cert_sans_count; i++)
-		sans[info.n_sans++] = req->apiserver_cert_sans[i];
+		st->sans[info.n_sans++] = req->apiserver_cert_sans[i];
 	/* TryLockOnce: from here on a failure is final (the boot flow resets and reboots). */
 	r = lock_try_once(st->lock, st->cluster_id);
 	if (r == 0) {
@@ -352,27 +415,57 @@ void init_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, size_t
 			st->hooks->done(st->hooks_ctx, 0);
 		goto out;
 	}
-	st->out = malloc(KUBECONFIG_MAX);
-	r = st->out ? start_kubeadm(st, &info) : -ENOMEM;
-	if (r < 0) {
-		st->srv->stop = 1;
-		st->srv->exit_code = 1;
-		snprintf(err, sizeof err, "starting kubeadm init: %s", strerror(-r));
-		fail(s, err);
-		if (st->hooks->done)
-			st->hooks->done(st->hooks_ctx, 0);
-		goto out;
-	}
+	/* the request stays with us until the kubeadm child has its copy */
+	st->req = req;
+	req = NULL;
+	st->comps = comps;
+	memset(&comps, 0, sizeof comps);
+	st->info = info;
 	st->stream = s;
-	log_info("init: kubeadm init running");
+	if (st->p->pause_after_lock)
+		st->srv->pause = 1; /* the caller hands over, then init_server_start_kubeadm */
+	else
+		init_server_start_kubeadm(st);
 out:
 	secret_wipe(msecret, sizeof msecret);
 	secret_wipe(disk_key, sizeof disk_key);
 	secret_wipe(seed, sizeof seed);
 	kms_free(&kms);
 	component_list_free(&comps);
-	secret_wipe(req, sizeof *req);
-	free(req);
+	if (req) {
+		secret_wipe(req, sizeof *req);
+		free(req);
+	}
+}
+
+int init_server_start_kubeadm(struct init_server *st)
+{
+	char err[256];
+	int r;
+
+	if (!st->stream || !st->req)
+		return -EINVAL;
+	st->out = malloc(KUBECONFIG_MAX);
+	r = st->out ? start_kubeadm(st) : -ENOMEM;
+	drop_request(st);
+	if (r < 0) {
+		st->srv->stop = 1;
+		st->srv->exit_code = 1;
+		snprintf(err, sizeof err, "starting kubeadm init: %s", strerror(-r));
+		fail(st->stream, err);
+		st->stream = NULL;
+		if (st->hooks->done)
+			st->hooks->done(st->hooks_ctx, 0);
+		return r;
+	}
+	log_info("init: kubeadm init running (at most %d s)",
+		 (st->p->kubeadm_timeout_ms > 0 ? st->p->kubeadm_timeout_ms : 3600000) / 1000);
+	return 0;
+}
+
+int init_server_fd(const struct init_server *st)
+{
+	return st->pipe_fd;
 }
 
 static int read_hash(const char *path, char *out, size_t cap, size_t *ret_len)
@@ -402,6 +495,7 @@ int init_server_new(const struct serve_params *p, struct server *srv, struct ini
 	st->p = p;
 	st->srv = srv;
 	st->pipe_fd = -1;
+	st->out_fd = -1;
 	st->own_lock.tcti = p->tpm;
 	st->lock = p->lock ? p->lock : &st->own_lock;
 	st->hooks = p->init_hooks ? p->init_hooks : &default_hooks;
@@ -436,10 +530,13 @@ int init_server_busy(const struct init_server *st)
 void init_server_abort(struct init_server *st)
 {
 	if (st->child > 0) {
+		kill(-st->child, SIGKILL);
 		kill(st->child, SIGKILL);
-		waitpid(st->child, NULL, 0);
+		if (!st->svc) /* else the supervisor reaps it */
+			waitpid(st->child, NULL, 0);
 		st->child = 0;
 	}
+	drop_request(st);
 }
 
 void init_server_free(struct init_server *st)
@@ -447,6 +544,8 @@ void init_server_free(struct init_server *st)
 	if (!st)
 		return;
 	init_server_abort(st);
+	if (st->svc && st->svc->pid <= 0)
+		sv_release(st->svc);
 	if (st->pipe_fd >= 0)
 		close(st->pipe_fd);
 	if (st->out)

@@ -1,81 +1,34 @@
-/* The node's one flow (spec §5, §6.4, §14): the state disk decides between first boot and
- * reboot; then one poll loop races, under one node lock, the init server (:9000) against the
- * join client (a round every 30 s over every endpoint), or the rejoin client against the
- * recovery server (:9999, control planes). The clients run one round at a time in a forked
- * child that hands its answer back over a pipe, so the server keeps serving while a dial
- * waits; the lock, the disk and everything after it stay in this one process, which is also
- * why the Init stream can stay open across switch_root until kubeadm has produced the
- * kubeconfig.
+/* The node's one flow (spec §5, §6.4, §14; ARCHITECTURE's steps 3 to 8), read top to bottom
+ * in node_run: the TPM, the state disk, who we are, the race for the key under one node lock
+ * (the init server against the join client, or the rejoin client against the recovery
+ * server), the state disk's files, the handover and kubeadm, then the node stays up under
+ * the supervisor. The rounds run in supervised children (node_round.c); every descriptor is
+ * polled in one loop (node_loop.c); PID 1 and host mode differ in node_ops.c only.
  *
  * Failures before the lock are retried forever (a line per round); after the lock the disk's
  * token is reset (the next boot formats), the reason printed, and the node reboots after
- * constel.reboot-delay. An initialized disk is never reset: a wrong key reboots without
- * touching it. */
+ * constel.reboot-delay. An initialized disk is never reset. A shutdown signal ends every
+ * wait. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/reboot.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <pb_decode.h>
-#include <pb_encode.h>
 #include <sodium.h>
 
-#include "boot/boot.h"
-#include "join.pb.h"
-#include "kube/kube.h"
 #include "net/net.h"
-#include "node.h"
+#include "node_internal.h"
 
-#define CHILD_MAX (8 * 1024 * 1024) /* a ticket with its components and files */
-#define EP_MAX	  16
-
-enum won { WON_NONE, WON_JOIN, WON_INIT, WON_REJOIN, WON_RECOVER };
-
-struct node {
-	const struct node_config *c;
-	char state[PATH_MAX]; /* the state filesystem: <root>/run/state */
-	struct disk disk;
-	struct md_instance self;
-	char lb_host[64];
-	struct ssh_key ssh;
-	struct node_lock lock;
-	struct server srv;
-	struct serve_params sp;
-	struct grpc_method method;
-	struct init_server *init;
-	struct recover_server rec;
-	char listen[96];
-	/* the client round running in a child */
-	pid_t child;
-	int child_fd;
-	uint8_t *cbuf;
-	size_t clen;
-	int64_t next_round;
-	int rounds, gave_up;
-	int rejoin; /* initialized disk: rejoin instead of join */
-	enum won won;
-	struct ticket *ticket;
-	char kubelet_key[512];
-	size_t kubelet_key_len;
-	uint8_t disk_key[32], msecret[32];
-	char hash[128];
-	int init_ok;
-};
+#define INIT_TIMEOUT_MS	    (60 * 60 * 1000) /* the CLI's 1 h */
+#define DOWNLOAD_TIMEOUT_MS (5 * 60 * 1000)
 
 /* mkdir -p of the folder holding path */
-static int mkdir_for(const char *path, mode_t mode)
+int node_mkdir_for(const char *path, mode_t mode)
 {
 	char dir[PATH_MAX];
 	int r;
@@ -88,13 +41,6 @@ static int mkdir_for(const char *path, mode_t mode)
 	return 0;
 }
 
-static int path_in(char *out, size_t cap, const char *a, const char *b)
-{
-	if (snprintf(out, cap, "%s%s", a, b) >= (int)cap)
-		return log_err(-ENAMETOOLONG, "path %s%s too long", a, b);
-	return 0;
-}
-
 /* A file on the state filesystem, created exclusively with mode 0600 (§5.4: an existing file
  * fails the write), its directory made first. */
 static int state_write(struct node *n, const char *rel, const void *data, size_t len)
@@ -102,17 +48,17 @@ static int state_write(struct node *n, const char *rel, const void *data, size_t
 	char path[PATH_MAX];
 	int r;
 
-	if ((r = path_in(path, sizeof path, n->state, rel)) < 0 || (r = mkdir_for(path, 0755)) < 0)
+	if ((r = path_in(path, sizeof path, n->state, rel)) < 0 ||
+	    (r = node_mkdir_for(path, 0755)) < 0)
 		return r;
 	if ((r = write_file_excl(path, data, len, 0600)) < 0)
 		return log_err(r, "write %s", path);
 	return 0;
 }
 
-/* ---- rebooting ---- */
-
 /* The end of a fatal error: the reason, the reset of the disk when we formatted it and got
- * past the lock, the delay, the reboot. In host mode it returns instead. */
+ * past the lock, the delay (a shutdown signal cuts it short), the reboot. In host mode it
+ * returns -EIO. */
 static int node_fatal(struct node *n, int reset, const char *why)
 {
 	log_error("fatal: %s", why);
@@ -122,461 +68,119 @@ static int node_fatal(struct node *n, int reset, const char *why)
 			    "state disk %s reset to not initialized: the next boot formats it",
 			    n->disk.path);
 	}
-	if (!n->c->pid1) {
-		log_error("host mode: a node would reboot in %d s now", n->c->reboot_delay_s);
-		return -EIO;
+	if (n->ops == &node_pid1_ops) {
+		log_error("rebooting in %d s", n->c->reboot_delay_s);
+		node_wait(n, n->c->reboot_delay_s * 1000);
 	}
-	log_error("rebooting in %d s", n->c->reboot_delay_s);
-	sleep((unsigned)n->c->reboot_delay_s);
-	boot_links_down();
-	sync();
-	reboot(RB_AUTOBOOT);
+	n->ops->end(n, n->sig ? n->sig : SIGINT);
 	return -EIO;
 }
 
-/* ---- the state filesystem ---- */
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+/* A shutdown signal ended a wait: PID 1 goes down; host mode ends cleanly. */
+static int node_shutdown(struct node *n)
 {
-	(void)st;
-	(void)flag;
-	if (f->level == 0)
-		return 0;
-	return remove(p) < 0 ? -1 : 0;
-}
-
-static int state_fs_mount(struct node *n)
-{
-	int r;
-
-	if (!n->c->pid1)
-		return 0;
-	if ((r = mkdir_parents(n->state, 0755)) < 0)
-		return log_err(r, "mkdir %s", n->state);
-	if (mount("/dev/mapper/" DISK_MAPPING, n->state, "ext4", 0, NULL) < 0)
-		return log_err(-errno, "mounting /dev/mapper/%s at %s", DISK_MAPPING, n->state);
+	log_info("node: %s received: shutting down", n->sig == SIGTERM	? "SIGTERM"
+						     : n->sig == SIGINT ? "SIGINT"
+									: "SIGPWR");
+	n->ops->end(n, n->sig);
 	return 0;
 }
 
-/* First boot: a fresh filesystem on the new mapping (PID 1), or an emptied folder (host). */
-static int state_fs_new(struct node *n)
-{
-	int r;
+/* ---- step 5: the state disk ---- */
 
-	if (n->c->pid1)
-		return (r = disk_mkfs(n->c->mke2fs, "/dev/mapper/" DISK_MAPPING)) < 0
-			   ? r
-			   : state_fs_mount(n);
-	if ((r = mkdir_parents(n->state, 0755)) < 0)
-		return log_err(r, "mkdir %s", n->state);
-	if (nftw(n->state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
-		return log_err(-errno, "emptying %s", n->state);
+static int open_state_disk(struct node *n)
+{
+	char path[PATH_MAX];
+	int st;
+
+	if (disk_find(n->c->csp, n->c->state_disk, path, sizeof path) < 0)
+		return node_fatal(n, 0, "no state disk");
+	st = disk_open(&n->disk, path, NULL, n->c->kdf);
+	if (st < 0)
+		return node_fatal(n, 0,
+				  "the state disk's header was refused; it is left untouched");
+	n->disk.no_dm = n->ops != &node_pid1_ops;
+	n->rejoin = st == DISK_INITIALIZED;
+	if (n->rejoin) {
+		log_info("disk: %s: initialized (uuid %s): the rejoin path", path, n->disk.uuid);
+		return 0;
+	}
+	log_info("disk: %s: %s", path,
+		 st == DISK_NEW ? "not LUKS2: a new disk"
+				: "LUKS2 without the initialized token: its data is disposable");
+	if (disk_format(&n->disk) < 0 || n->ops->state_fs_new(n) < 0)
+		return node_fatal(n, 0, "preparing the new state disk failed");
 	return 0;
 }
 
-/* §4: /var, /etc/kubernetes, /etc/cni and /opt of the real root live on the state disk. On a
- * node: bind mounts and switch_root; in host mode: symlinks in the root folder. */
-static int handover(struct node *n)
+/* ---- step 4: who we are ---- */
+
+/* Retries a metadata call every interval until it works, a test's bound, or a signal. */
+static int metadata_wait(struct node *n, int try, const char *what)
 {
-	static const char *const map[][2] = {{"/var", "/var"},
-					     {"/kubernetes", "/etc/kubernetes"},
-					     {"/etccni", "/etc/cni"},
-					     {"/opt", "/opt"}};
-	char src[PATH_MAX], dst[PATH_MAX], rel[PATH_MAX];
+	if (n->c->rounds && try >= n->c->rounds)
+		return log_err(-ETIMEDOUT, "metadata: no %s after %d tries", what, try);
+	log_warn("metadata: %s failed; again in %d s", what, n->c->interval_ms / 1000);
+	return node_wait(n, n->c->interval_ms) ? -EINTR : 0;
+}
+
+static int self_from_metadata(struct node *n)
+{
+	const struct node_config *c = n->c;
 	int r;
 
-	if (n->c->pid1) {
-		struct boot_root br = {.dev = n->c->real_root,
-				       .fstype = n->c->root_fstype,
-				       .roothash_hex = n->c->verity_roothash,
-				       .hash_dev = n->c->verity_hashdev,
-				       .hash_offset = n->c->verity_hashoffset,
-				       .target = "/sysroot"};
+	for (int i = 1; !(c->name && c->role && c->ip); i++) {
+		if (md_self(c->metadata, &n->self) == 0 && n->self.name[0])
+			break;
+		if ((r = metadata_wait(n, i, "/self")) < 0)
+			return r;
+	}
+	if (c->name)
+		snprintf(n->self.name, sizeof n->self.name, "%s", c->name);
+	if (c->ip)
+		snprintf(n->self.vpc_ip, sizeof n->self.vpc_ip, "%s", c->ip);
+	if (c->role)
+		n->self.control_plane = !strcmp(c->role, "control-plane");
+	if (!c->n_join && md_endpoint(c->metadata, n->lb_host, sizeof n->lb_host) < 0)
+		n->lb_host[0] = '\0';
+	if (kube_node_name(n->self.name, n->kube_name, sizeof n->kube_name) < 0)
+		return log_err(-EINVAL, "node: %s is not a Kubernetes node name", n->self.name);
+	log_info("node: %s, %s, %s", n->self.name,
+		 n->self.control_plane ? "control plane" : "worker",
+		 n->self.vpc_ip[0] ? n->self.vpc_ip : "no IP");
+	return 0;
+}
 
-		if (!n->c->real_root || !n->c->real_root[0]) {
-			log_info("handover: no root= given: staying in the initramfs");
+static int init_hash(struct node *n)
+{
+	const struct node_config *c = n->c;
+	int r;
+
+	if (c->init_secret_hash) {
+		snprintf(n->hash, sizeof n->hash, "%s", c->init_secret_hash);
+		return 0;
+	}
+	for (int i = 1;; i++) {
+		if (md_init_secret_hash(c->metadata, n->hash, sizeof n->hash) == 0 && n->hash[0])
 			return 0;
-		}
-		if ((r = boot_mount_root(&br)) < 0 ||
-		    (r = boot_bind_state(n->state, "/sysroot")) < 0 ||
-		    (r = boot_switch_root("/sysroot")) < 0)
+		if ((r = metadata_wait(n, i, "/initsecrethash")) < 0)
 			return r;
-		log_info("handover: switched to the real root %s", n->c->real_root);
-		return 0;
 	}
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-		if ((r = path_in(src, sizeof src, n->state, map[i][0])) < 0 ||
-		    (r = mkdir_parents(src, 0755)) < 0 ||
-		    (r = path_in(dst, sizeof dst, n->c->root, map[i][1])) < 0)
-			return r;
-		snprintf(rel, sizeof rel, "%s", dst);
-		*strrchr(rel, '/') = '\0';
-		if ((r = mkdir_parents(rel, 0755)) < 0)
-			return log_err(r, "mkdir %s", rel);
-		if (symlink(src, dst) < 0 && errno != EEXIST)
-			return log_err(-errno, "host mode: symlink %s -> %s", dst, src);
-	}
-	log_info("handover: host mode: /var, /etc/kubernetes, /etc/cni, /opt of %s point at %s",
-		 n->c->root, n->state);
+}
+
+/* §14: host_public_key is mandatory, so the key exists before the first round */
+static int ssh_host_key(struct node *n)
+{
+	char path[PATH_MAX], err[256];
+
+	if (path_in(path, sizeof path, n->state, "/ssh/ssh_host_ed25519_key") < 0 ||
+	    node_mkdir_for(path, 0700) < 0 ||
+	    ssh_host_key_load(path, 1, &n->ssh, err, sizeof err) < 0)
+		return log_err(-EIO, "ssh: %s", err);
 	return 0;
 }
 
-/* ---- the join and rejoin rounds, each in a child ---- */
-
-static int add_ep(char (*eps)[128], int ne, const char *host, int port)
-{
-	char ep[128];
-
-	if (!host[0] || ne == EP_MAX)
-		return ne;
-	snprintf(ep, sizeof ep, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-	for (int i = 0; i < ne; i++)
-		if (!strcmp(eps[i], ep))
-			return ne;
-	snprintf(eps[ne], sizeof eps[ne], "%s", ep);
-	return ne + 1;
-}
-
-/* §5.4 step 3, §6.4: the load balancer, then every control plane; a control plane that
- * rejoins leaves itself out. */
-static int endpoints(struct node *n, char (*eps)[128])
-{
-	const struct node_config *c = n->c;
-	struct md_instance peers[32];
-	char lb[64] = "";
-	int ne = 0, cnt = 0;
-
-	if (c->n_join) {
-		for (int i = 0; i < c->n_join && ne < EP_MAX; i++)
-			snprintf(eps[ne++], sizeof eps[0], "%s", c->join[i]);
-		return ne;
-	}
-	if (md_endpoint(c->metadata, lb, sizeof lb) < 0)
-		log_warn("join: no load-balancer endpoint from the metadata API");
-	if (!(n->rejoin && n->self.control_plane && !strcmp(lb, n->self.vpc_ip)))
-		ne = add_ep(eps, ne, lb, c->join_port);
-	if (md_peers(c->metadata, peers, 32, &cnt) < 0)
-		log_warn("join: no peers from the metadata API");
-	for (int i = 0; i < cnt && i < 32; i++) {
-		if (!peers[i].control_plane || !peers[i].vpc_ip[0])
-			continue;
-		if (n->rejoin && n->self.control_plane && !strcmp(peers[i].vpc_ip, n->self.vpc_ip))
-			continue;
-		ne = add_ep(eps, ne, peers[i].vpc_ip, c->join_port);
-	}
-	return ne;
-}
-
-static int write_all(int fd, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len) {
-		ssize_t w = write(fd, b, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -errno;
-		b += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static int put_block(int fd, const void *p, uint32_t len)
-{
-	int r = write_all(fd, &len, sizeof len);
-
-	return r < 0 ? r : write_all(fd, p, len);
-}
-
-/* One round in the child: every endpoint in order, the first answer goes to fd. */
-static int round_child(struct node *n, int fd)
-{
-	const struct node_config *c = n->c;
-	char eps[EP_MAX][128];
-	int ne = endpoints(n, eps);
-
-	if (!ne)
-		log_warn("%s: no endpoint to try", n->rejoin ? "rejoin" : "join");
-	for (int i = 0; i < ne; i++) {
-		struct grpc_result res;
-		uint8_t req[4096];
-		size_t len;
-		int r;
-
-		if (n->rejoin) {
-			join_IssueRejoinTicketRequest rq = join_IssueRejoinTicketRequest_init_zero;
-			pb_ostream_t os = pb_ostream_from_buffer(req, sizeof req);
-
-			snprintf(rq.disk_uuid, sizeof rq.disk_uuid, "%s", n->disk.uuid);
-			if (!pb_encode(&os, join_IssueRejoinTicketRequest_fields, &rq))
-				return 1;
-			len = os.bytes_written;
-			log_info("rejoin: IssueRejoinTicket at %s (disk %s)", eps[i], n->disk.uuid);
-			r = flow_call(eps[i], c->issuer, "/join.API/IssueRejoinTicket", req, len,
-				      c->call_timeout_ms, &res);
-		} else {
-			char pr[16][64], pem[512];
-			const char *pp[16];
-			struct p256_key key;
-			int np = host_principals(pr, 16);
-			struct join_request jr = {.name = n->self.name,
-						  .disk_uuid = n->disk.uuid,
-						  .ip = n->self.vpc_ip,
-						  .control_plane = n->self.control_plane,
-						  .ssh_pk = n->ssh.pk,
-						  .principals = pp,
-						  .n_principals = (size_t)np};
-
-			for (int j = 0; j < np; j++)
-				pp[j] = pr[j];
-			if (join_request_build(&jr, &key, req, sizeof req, &len) < 0)
-				return 1;
-			log_info("join: IssueJoinTicket at %s for %s (disk %s)", eps[i],
-				 n->self.name, n->disk.uuid);
-			r = flow_call(eps[i], c->issuer, "/join.API/IssueJoinTicket", req, len,
-				      c->call_timeout_ms, &res);
-			if (r == 0 && res.status == GRPC_OK) {
-				int k = kubelet_key_pem(&key, pem, sizeof pem);
-
-				r = k < 0 ? k
-					  : (write_all(fd, "T", 1) ?: put_block(fd, pem, (uint32_t)k))
-						?: put_block(fd, res.response, (uint32_t)res.response_len);
-				secret_wipe(pem, sizeof pem);
-				p256_wipe(&key);
-				return r < 0 ? 1 : 0;
-			}
-			p256_wipe(&key);
-		}
-		if (r < 0) {
-			log_warn("%s: %s: %s", n->rejoin ? "rejoin" : "join", eps[i], strerror(-r));
-			continue;
-		}
-		if (res.status != GRPC_OK) {
-			log_warn("%s: %s: rpc error: code = %d desc = %s",
-				 n->rejoin ? "rejoin" : "join", eps[i], res.status, res.message);
-			free(res.response);
-			continue;
-		}
-		r = (write_all(fd, "R", 1)
-			 ?: put_block(fd, res.response, (uint32_t)res.response_len));
-		return r < 0 ? 1 : 0;
-	}
-	return 1;
-}
-
-static void kill_child(struct node *n)
-{
-	if (n->child > 0) {
-		kill(n->child, SIGKILL);
-		waitpid(n->child, NULL, 0);
-		n->child = 0;
-	}
-	if (n->child_fd >= 0) {
-		if (n->srv.extra_fd == n->child_fd)
-			n->srv.extra_fd = -1;
-		close(n->child_fd);
-		n->child_fd = -1;
-	}
-	if (n->cbuf) {
-		secret_wipe(n->cbuf, n->clen);
-		free(n->cbuf);
-		n->cbuf = NULL;
-		n->clen = 0;
-	}
-}
-
-static void start_round(struct node *n)
-{
-	int fds[2];
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		log_err(-errno, "join: pipe");
-		n->next_round = rpc_now_ms() + n->c->interval_ms;
-		return;
-	}
-	pid = fork();
-	if (pid < 0) {
-		log_err(-errno, "join: fork");
-		close(fds[0]);
-		close(fds[1]);
-		n->next_round = rpc_now_ms() + n->c->interval_ms;
-		return;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		if (n->srv.lfd >= 0)
-			close(n->srv.lfd);
-		/* a round is bounded by its calls; this is the backstop */
-		alarm((unsigned)((EP_MAX + 2) * (n->c->call_timeout_ms / 1000 + 10)));
-		_exit(round_child(n, fds[1]));
-	}
-	close(fds[1]);
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	n->child = pid;
-	n->child_fd = fds[0];
-	n->cbuf = malloc(CHILD_MAX);
-	n->clen = 0;
-	n->srv.extra_fd = fds[0];
-	n->srv.extra_events = POLLIN;
-}
-
-static int get_block(struct node *n, size_t *off, const uint8_t **p, uint32_t *len)
-{
-	if (n->clen - *off < 4)
-		return -EBADMSG;
-	memcpy(len, n->cbuf + *off, 4);
-	*off += 4;
-	if (n->clen - *off < *len)
-		return -EBADMSG;
-	*p = n->cbuf + *off;
-	*off += *len;
-	return 0;
-}
-
-/* A join answer: decode, derive the cluster ID, TryLockOnce. */
-static void take_ticket(struct node *n)
-{
-	const uint8_t *pem, *resp;
-	uint32_t pem_len, resp_len;
-	size_t off = 1;
-	char err[256];
-	int r;
-
-	if (get_block(n, &off, &pem, &pem_len) < 0 || get_block(n, &off, &resp, &resp_len) < 0 ||
-	    pem_len >= sizeof n->kubelet_key) {
-		log_error("join: the round's answer is malformed");
-		return;
-	}
-	n->ticket = calloc(1, sizeof *n->ticket);
-	if (!n->ticket)
-		return;
-	if (ticket_decode(resp, resp_len, n->ticket, err, sizeof err) < 0) {
-		log_error("join: %s", err);
-		free(n->ticket);
-		n->ticket = NULL;
-		return;
-	}
-	r = lock_try_once(&n->lock, n->ticket->cluster_id);
-	if (r == 0) { /* Init holds the lock: it won */
-		log_info("join: ticket received, but the node is already being initialized");
-		ticket_free(n->ticket);
-		free(n->ticket);
-		n->ticket = NULL;
-		return;
-	}
-	memcpy(n->kubelet_key, pem, pem_len);
-	n->kubelet_key_len = pem_len;
-	n->won = WON_JOIN;
-	n->init_ok = r > 0; /* < 0: the lock is taken but not marked: fatal after the loop */
-	n->srv.stop = 1;
-}
-
-static void take_rejoin(struct node *n)
-{
-	join_IssueRejoinTicketResponse resp = join_IssueRejoinTicketResponse_init_zero;
-	const uint8_t *buf;
-	uint32_t len;
-	size_t off = 1;
-	pb_istream_t is;
-
-	if (get_block(n, &off, &buf, &len) < 0)
-		return;
-	is = pb_istream_from_buffer(buf, len);
-	if (!pb_decode(&is, join_IssueRejoinTicketResponse_fields, &resp) ||
-	    resp.state_disk_key.size != 32 || resp.measurement_secret.size != 32) {
-		log_error("rejoin: the response does not hold two 32-byte keys");
-	} else {
-		memcpy(n->disk_key, resp.state_disk_key.bytes, 32);
-		memcpy(n->msecret, resp.measurement_secret.bytes, 32);
-		n->won = WON_REJOIN;
-		n->srv.stop = 1;
-	}
-	secret_wipe(&resp, sizeof resp);
-}
-
-static void child_ready(struct node *n, short revents)
-{
-	int st = 0;
-
-	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
-		return;
-	for (;;) {
-		ssize_t r = n->cbuf && n->clen < CHILD_MAX
-				? read(n->child_fd, n->cbuf + n->clen, CHILD_MAX - n->clen)
-				: 0;
-
-		if (r > 0) {
-			n->clen += (size_t)r;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno == EAGAIN)
-			return;
-		break; /* EOF (or too much): the round is over */
-	}
-	waitpid(n->child, &st, 0);
-	n->child = 0;
-	n->srv.extra_fd = -1;
-	close(n->child_fd);
-	n->child_fd = -1;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && n->clen > 1 &&
-	    n->cbuf[0] == (n->rejoin ? 'R' : 'T'))
-		n->rejoin ? take_rejoin(n) : take_ticket(n);
-	secret_wipe(n->cbuf, n->clen);
-	free(n->cbuf);
-	n->cbuf = NULL;
-	n->clen = 0;
-	if (n->won != WON_NONE)
-		return;
-	n->rounds++;
-	if (n->c->rounds && n->rounds >= n->c->rounds) {
-		log_error("%s: no answer after %d rounds: giving up (a test's bound)",
-			  n->rejoin ? "rejoin" : "join", n->rounds);
-		n->gave_up = 1;
-		n->srv.stop = 1;
-		return;
-	}
-	log_warn("%s: round %d failed; the next in %d s", n->rejoin ? "rejoin" : "join", n->rounds,
-		 n->c->interval_ms / 1000);
-	n->next_round = rpc_now_ms() + n->c->interval_ms;
-}
-
-static void loop_ready(void *ctx, short revents)
-{
-	struct node *n = ctx;
-
-	if (n->child_fd >= 0)
-		child_ready(n, revents);
-	else if (n->init)
-		init_server_ready(n->init, revents);
-	if (!n->child && !n->srv.stop && !n->lock.locked && n->won == WON_NONE &&
-	    rpc_now_ms() >= n->next_round)
-		start_round(n);
-}
-
-static int loop_timeout(void *ctx)
-{
-	struct node *n = ctx;
-	int64_t t = -1;
-
-	if (n->init && init_server_busy(n->init))
-		t = 200;
-	else if (n->child)
-		t = 1000;
-	else if (!n->srv.stop && !n->lock.locked) {
-		t = n->next_round - rpc_now_ms();
-		if (t < 0)
-			t = 0;
-	}
-	return (int)(t > 60000 ? 60000 : t);
-}
-
-/* ---- the hooks of the init and recovery servers ---- */
+/* ---- the hooks of the init and recovery servers (inside the race) ---- */
 
 static int write_ssh_certs(struct node *n, const uint8_t seed[32], const char *const *extra,
 			   size_t n_extra)
@@ -610,30 +214,39 @@ static int set_disk_key(struct node *n, const uint8_t key[32])
 	return r;
 }
 
+static int write_node_state(struct node *n, const char *role, const uint8_t *salt)
+{
+	char path[PATH_MAX];
+
+	if (path_in(path, sizeof path, n->state, "/" NODE_STATE_PATH) < 0 ||
+	    node_mkdir_for(path, 0755) < 0)
+		return -EIO;
+	return node_state_write(path, role, salt);
+}
+
+/* Init won the lock: store the keys (the disk's token flips to initialized last). The
+ * handover and kubeadm follow in node_run, after the race. */
 static int init_locked(void *ctx, const struct init_keys *k, const struct init_info *info)
 {
 	struct node *n = ctx;
-	char path[PATH_MAX];
 
-	kill_child(n); /* the cleaner: the join client stops */
+	round_kill(n); /* the cleaner: the join client stops */
 	n->won = WON_INIT;
 	if (set_disk_key(n, k->disk_key) < 0 ||
-	    path_in(path, sizeof path, n->state, "/" NODE_STATE_PATH) < 0 ||
-	    mkdir_for(path, 0755) < 0 ||
-	    node_state_write(path, "ControlPlane", k->measurement_salt) < 0 ||
+	    write_node_state(n, "ControlPlane", k->measurement_salt) < 0 ||
 	    write_ssh_certs(n, k->ssh_ca_seed, info->sans, info->n_sans) < 0 ||
-	    disk_mark_initialized(&n->disk) < 0 || handover(n) < 0)
+	    disk_mark_initialized(&n->disk) < 0)
 		return -EIO;
-	if (n->c->before_kubeadm)
-		n->c->before_kubeadm(n->c->hook_ctx);
 	return 0;
 }
 
 static int install_components(struct node *n, const struct component_list *l)
 {
+	int bound = n->c->download_timeout_ms > 0 ? n->c->download_timeout_ms : DOWNLOAD_TIMEOUT_MS;
+
 	for (int i = 0; i < l->n; i++) {
 		struct component c = {l->v[i].url, l->v[i].hash, l->v[i].path, l->v[i].extract};
-		int r = component_install(&c, n->c->root, n->c->kubeadm_timeout_ms);
+		int r = component_install(&c, n->c->root, bound);
 
 		if (r < 0)
 			return r;
@@ -649,12 +262,18 @@ static void kubeadm_path(struct node *n, char *out, size_t cap)
 		snprintf(out, cap, "%s/run/state/bin/kubeadm", n->c->root);
 }
 
-/* In the forked child: components, then the init sequence; the kubeconfig on out_fd. */
+static int init_bound(const struct node *n)
+{
+	return n->c->init_timeout_ms > 0 ? n->c->init_timeout_ms : INIT_TIMEOUT_MS;
+}
+
+/* In the supervised kubeadm child: components, then the init sequence; the kubeconfig on
+ * out_fd. */
 static int init_kubeadm(void *ctx, const struct init_info *info, int out_fd)
 {
 	struct node *n = ctx;
-	char kubeadm[PATH_MAX], name[64];
-	struct kubeadm_init ki = {.node_name = name,
+	char kubeadm[PATH_MAX];
+	struct kubeadm_init ki = {.node_name = n->kube_name,
 				  .provider_name = n->self.name,
 				  .node_ip = n->self.vpc_ip,
 				  .lb_host = n->lb_host[0] ? n->lb_host : n->self.vpc_ip,
@@ -664,11 +283,8 @@ static int init_kubeadm(void *ctx, const struct init_info *info, int out_fd)
 				  .cert_sans = info->sans,
 				  .n_sans = info->n_sans,
 				  .conformance = info->conformance};
-	struct kube_init_run run = {
-	    .c = &ki, .root = n->c->root, .timeout_ms = n->c->kubeadm_timeout_ms};
+	struct kube_init_run run = {.c = &ki, .root = n->c->root, .timeout_ms = init_bound(n)};
 
-	if (kube_node_name(n->self.name, name, sizeof name) < 0)
-		return 1;
 	if (install_components(n, info->components) < 0)
 		return 1;
 	kubeadm_path(n, kubeadm, sizeof kubeadm);
@@ -685,13 +301,20 @@ static void init_done(void *ctx, int ok)
 
 static const struct init_hooks node_init_hooks = {init_locked, init_kubeadm, init_done};
 
+/* A Recover's keys: tested on the disk first, so that whoever reaches :9999 with a wrong key
+ * cannot stop the rejoin; a key that opens the disk ends the race. */
 static int recovered(void *ctx, const uint8_t disk_key[32], const uint8_t msecret[32])
 {
 	struct node *n = ctx;
 
 	if (n->won != WON_NONE)
 		return -EALREADY;
-	kill_child(n);
+	if (disk_check_key(&n->disk, disk_key, 32) < 0) {
+		log_warn("recover: the key does not open the state disk: refused; the rejoin "
+			 "goes on");
+		return -EACCES;
+	}
+	round_kill(n);
 	memcpy(n->disk_key, disk_key, 32);
 	memcpy(n->msecret, msecret, 32);
 	n->won = WON_RECOVER;
@@ -700,150 +323,7 @@ static int recovered(void *ctx, const uint8_t disk_key[32], const uint8_t msecre
 
 static const struct recover_hooks node_recover_hooks = {recovered};
 
-/* ---- after the race ---- */
-
-static int after_join(struct node *n)
-{
-	struct ticket *t = n->ticket;
-	char path[PATH_MAX], kubeadm[PATH_MAX], name[64];
-	struct kubeadm_join kj = {.node_name = n->self.name,
-				  .provider_name = n->self.name,
-				  .node_ip = n->self.vpc_ip,
-				  .token = t->token,
-				  .ca_cert_hash = t->ca_hash,
-				  .control_plane = n->self.control_plane};
-	struct kube_join_run run = {.j = &kj,
-				    .root = n->c->root,
-				    .attempts = n->c->kubeadm_attempts,
-				    .retry_delay_ms = 1000,
-				    .timeout_ms = n->c->kubeadm_timeout_ms};
-	char endpoint[300];
-	int r;
-
-	if (!n->init_ok)
-		return node_fatal(n, 1, "join: the node lock could not be marked in PCR 15");
-	if ((r = set_disk_key(n, t->disk_key)) < 0)
-		return node_fatal(n, 1, "join: the state disk did not take the cluster's key");
-	for (int i = 0; i < t->n_files; i++) {
-		snprintf(path, sizeof path, "/kubernetes/pki/%s", t->files[i].name);
-		if (state_write(n, path, t->files[i].data, t->files[i].len) < 0)
-			return node_fatal(n, 1, "join: writing the control-plane files failed");
-	}
-	if (state_write(n, "/kubelet/pki/kubelet-client-crt.pem", t->kubelet_cert,
-			t->kubelet_cert_len) < 0 ||
-	    state_write(n, "/kubelet/pki/kubelet-client-key.pem", n->kubelet_key,
-			n->kubelet_key_len) < 0 ||
-	    state_write(n, "/ssh/ssh_ca.pub", t->ssh_ca, strlen(t->ssh_ca)) < 0 ||
-	    state_write(n, "/ssh/ssh_host_cert.pub", t->host_cert, strlen(t->host_cert)) < 0 ||
-	    path_in(path, sizeof path, n->state, "/" NODE_STATE_PATH) < 0 ||
-	    mkdir_for(path, 0755) < 0 ||
-	    node_state_write(path, n->self.control_plane ? "ControlPlane" : "Worker", t->salt) < 0)
-		return node_fatal(n, 1, "join: writing the ticket's files failed");
-	if (disk_mark_initialized(&n->disk) < 0)
-		return node_fatal(n, 1, "join: the state disk could not be marked initialized");
-	secret_wipe(n->kubelet_key, sizeof n->kubelet_key);
-	if (handover(n) < 0)
-		return node_fatal(n, 1, "join: the handover to the real root failed");
-	/* §5.4.2: kubeadm's endpoint is the load balancer of the metadata, not the ticket's */
-	if (n->lb_host[0])
-		snprintf(endpoint, sizeof endpoint, "%s:6443", n->lb_host);
-	else
-		snprintf(endpoint, sizeof endpoint, "%s", t->api_server_endpoint);
-	kj.api_server_endpoint = endpoint;
-	if (kube_node_name(n->self.name, name, sizeof name) < 0)
-		return node_fatal(n, 1, "join: the node name is not a Kubernetes name");
-	kj.node_name = name;
-	if ((r = install_components(n, &t->comps)) < 0)
-		return node_fatal(n, 1, "join: installing the Kubernetes components failed");
-	kubeadm_path(n, kubeadm, sizeof kubeadm);
-	run.kubeadm = kubeadm;
-	if (n->c->before_kubeadm)
-		n->c->before_kubeadm(n->c->hook_ctx);
-	if ((r = kube_join_run(&run)) != 0)
-		return node_fatal(n, 1, "join: kubeadm join failed");
-	log_info("join: the node joined the cluster");
-	return 0;
-}
-
-static int after_rejoin(struct node *n)
-{
-	struct secret *k = secret_from(n->disk_key, 32);
-	char path[PATH_MAX];
-	uint8_t salt[32], cid[32];
-	int r;
-
-	r = k ? disk_unlock(&n->disk, k) : -ENOMEM;
-	secret_free(k);
-	secret_wipe(n->disk_key, sizeof n->disk_key);
-	if (r < 0)
-		return node_fatal(n, 0, "the state disk did not open with the key we were given");
-	if (state_fs_mount(n) < 0)
-		return node_fatal(n, 0, "the state filesystem did not mount");
-	if (path_in(path, sizeof path, n->state, "/" NODE_STATE_PATH) < 0 ||
-	    node_state_read(path, salt) < 0)
-		return node_fatal(n, 0, "the node-state file is missing or broken");
-	r = cluster_id_derive(n->msecret, salt, 32, cid);
-	secret_wipe(n->msecret, sizeof n->msecret);
-	if (r < 0 || lock_try_once(&n->lock, cid) <= 0)
-		return node_fatal(n, 0, "marking the node in PCR 15 failed");
-	if (handover(n) < 0)
-		return node_fatal(n, 0, "the handover to the real root failed");
-	log_info("rejoin: state disk open, node marked; kubelet can start");
-	return 0;
-}
-
-/* ---- the node ---- */
-
-static int self_from_metadata(struct node *n)
-{
-	const struct node_config *c = n->c;
-
-	if (c->name && c->role && c->ip) {
-		snprintf(n->self.name, sizeof n->self.name, "%s", c->name);
-		snprintf(n->self.vpc_ip, sizeof n->self.vpc_ip, "%s", c->ip);
-		n->self.control_plane = !strcmp(c->role, "control-plane");
-	} else {
-		for (int i = 1;; i++) {
-			if (md_self(c->metadata, &n->self) == 0 && n->self.name[0])
-				break;
-			if (c->rounds && i >= c->rounds)
-				return log_err(-ETIMEDOUT, "metadata: no /self after %d tries", i);
-			log_warn("metadata: /self failed; again in %d s", c->interval_ms / 1000);
-			usleep((useconds_t)c->interval_ms * 1000);
-		}
-		if (c->name)
-			snprintf(n->self.name, sizeof n->self.name, "%s", c->name);
-		if (c->ip)
-			snprintf(n->self.vpc_ip, sizeof n->self.vpc_ip, "%s", c->ip);
-		if (c->role)
-			n->self.control_plane = !strcmp(c->role, "control-plane");
-	}
-	if (!c->n_join && md_endpoint(c->metadata, n->lb_host, sizeof n->lb_host) < 0)
-		n->lb_host[0] = '\0';
-	log_info("node: %s, %s, %s", n->self.name,
-		 n->self.control_plane ? "control plane" : "worker",
-		 n->self.vpc_ip[0] ? n->self.vpc_ip : "no IP");
-	return 0;
-}
-
-static int init_hash(struct node *n)
-{
-	const struct node_config *c = n->c;
-
-	if (c->init_secret_hash) {
-		snprintf(n->hash, sizeof n->hash, "%s", c->init_secret_hash);
-		return 0;
-	}
-	for (int i = 1;; i++) {
-		if (md_init_secret_hash(c->metadata, n->hash, sizeof n->hash) == 0 && n->hash[0])
-			return 0;
-		if (c->rounds && i >= c->rounds)
-			return log_err(-ETIMEDOUT, "metadata: no init secret hash after %d tries",
-				       i);
-		log_warn("metadata: /initsecrethash failed; again in %d s", c->interval_ms / 1000);
-		usleep((useconds_t)c->interval_ms * 1000);
-	}
-}
+/* ---- step 6: the race ---- */
 
 static int listen_on(struct node *n, int port)
 {
@@ -860,22 +340,27 @@ static int listen_on(struct node *n, int port)
 	return 0;
 }
 
+/* The server and the client race until one wins the lock, the Init pauses the server for
+ * the handover, a test's round bound is reached, or a shutdown signal arrives. */
 static int race(struct node *n)
 {
 	int r;
 
 	n->srv.lfd = -1;
-	n->srv.extra_fd = -1;
-	n->srv.extra_ready = loop_ready;
-	n->srv.extra_timeout_ms = loop_timeout;
+	n->srv.extra_fd = n->epfd;
+	n->srv.extra_events = POLLIN;
+	n->srv.extra_ready = node_loop_ready;
+	n->srv.extra_timeout_ms = node_loop_timeout;
 	n->srv.ctx = n;
 	n->srv.tls.issuer = n->c->issuer;
 	n->sp.issuer = n->c->issuer;
 	n->sp.tpm = n->c->tpm;
 	n->sp.disk_uuid = n->disk.uuid;
-	n->sp.kubeadm_timeout_ms = n->c->kubeadm_timeout_ms;
+	n->sp.kubeadm_timeout_ms = init_bound(n);
 	n->sp.lock = &n->lock;
 	n->sp.hooks_ctx = n;
+	n->sp.sv = n->sv;
+	n->sp.pause_after_lock = 1;
 	if (!n->rejoin) {
 		n->sp.init_secret_hash = n->hash;
 		n->sp.init_hooks = &node_init_hooks;
@@ -895,15 +380,187 @@ static int race(struct node *n)
 	n->srv.n_methods = n->srv.lfd >= 0 ? 1 : 0;
 	n->next_round = rpc_now_ms();
 	r = serve_run(&n->srv);
-	kill_child(n);
-	if (n->init)
-		init_server_abort(n->init);
+	round_kill(n);
 	return r;
 }
 
+/* ---- step 7: the state disk's files ---- */
+
+static int store_ticket(struct node *n)
+{
+	struct ticket *t = n->ticket;
+	char path[PATH_MAX];
+
+	if (!n->init_ok)
+		return node_fatal(n, 1, "join: the node lock could not be marked in PCR 15");
+	if (set_disk_key(n, t->disk_key) < 0)
+		return node_fatal(n, 1, "join: the state disk did not take the cluster's key");
+	for (int i = 0; i < t->n_files; i++) {
+		snprintf(path, sizeof path, "/kubernetes/pki/%s", t->files[i].name);
+		if (state_write(n, path, t->files[i].data, t->files[i].len) < 0)
+			return node_fatal(n, 1, "join: writing the control-plane files failed");
+	}
+	if (state_write(n, "/kubelet/pki/kubelet-client-crt.pem", t->kubelet_cert,
+			t->kubelet_cert_len) < 0 ||
+	    state_write(n, "/kubelet/pki/kubelet-client-key.pem", n->kubelet_key,
+			n->kubelet_key_len) < 0 ||
+	    state_write(n, "/ssh/ssh_ca.pub", t->ssh_ca, strlen(t->ssh_ca)) < 0 ||
+	    state_write(n, "/ssh/ssh_host_cert.pub", t->host_cert, strlen(t->host_cert)) < 0 ||
+	    write_node_state(n, n->self.control_plane ? "ControlPlane" : "Worker", t->salt) < 0)
+		return node_fatal(n, 1, "join: writing the ticket's files failed");
+	secret_wipe(n->kubelet_key, sizeof n->kubelet_key);
+	/* last: a crash before this formats again instead of a rejoin without files */
+	if (disk_mark_initialized(&n->disk) < 0)
+		return node_fatal(n, 1, "join: the state disk could not be marked initialized");
+	return 0;
+}
+
+static int unlock_state_disk(struct node *n)
+{
+	struct secret *k = secret_from(n->disk_key, 32);
+	char path[PATH_MAX];
+	uint8_t salt[32], cid[32];
+	int r;
+
+	r = k ? disk_unlock(&n->disk, k) : -ENOMEM;
+	secret_free(k);
+	secret_wipe(n->disk_key, sizeof n->disk_key);
+	if (r < 0)
+		return node_fatal(n, 0, "the state disk did not open with the key we were given");
+	if (n->ops->state_fs_mount(n) < 0)
+		return node_fatal(n, 0, "the state filesystem did not mount");
+	if (path_in(path, sizeof path, n->state, "/" NODE_STATE_PATH) < 0 ||
+	    node_state_read(path, salt) < 0)
+		return node_fatal(n, 0, "the node-state file is missing or broken");
+	r = cluster_id_derive(n->msecret, salt, 32, cid);
+	secret_wipe(n->msecret, sizeof n->msecret);
+	if (r < 0 || lock_try_once(&n->lock, cid) <= 0)
+		return node_fatal(n, 0, "marking the node in PCR 15 failed");
+	log_info("rejoin: state disk open, node marked; kubelet can start");
+	return 0;
+}
+
+/* ---- step 8: the handover ---- */
+
+/* The real root, the hostname (kubelet registers under it), containerd and kubelet. */
+static int handover(struct node *n)
+{
+	char path[PATH_MAX], line[80];
+
+	if (n->ops->switch_root(n) < 0)
+		return -EIO;
+	snprintf(line, sizeof line, "%s\n", n->kube_name);
+	if (n->ops->set_hostname(n->kube_name) < 0 ||
+	    path_in(path, sizeof path, n->state, "/etc/hostname") < 0 ||
+	    write_file_replace(path, line, strlen(line), 0644) < 0)
+		return log_err(-EIO, "handover: the hostname %s could not be set", n->kube_name);
+	n->ops->start_services(n);
+	return 0;
+}
+
+/* In the supervised kubeadm child: components, then kubeadm join with its attempts. */
+static int join_child(void *arg)
+{
+	struct node *n = arg;
+	struct ticket *t = n->ticket;
+	char kubeadm[PATH_MAX], endpoint[300];
+	struct kubeadm_join kj = {.node_name = n->kube_name,
+				  .provider_name = n->self.name,
+				  .node_ip = n->self.vpc_ip,
+				  .token = t->token,
+				  .ca_cert_hash = t->ca_hash,
+				  .api_server_endpoint = endpoint,
+				  .control_plane = n->self.control_plane};
+	struct kube_join_run run = {.j = &kj,
+				    .kubeadm = kubeadm,
+				    .root = n->c->root,
+				    .attempts = n->c->kubeadm_attempts,
+				    .retry_delay_ms = 1000,
+				    .timeout_ms = n->c->kubeadm_timeout_ms};
+
+	/* §5.4.2: kubeadm's endpoint is the load balancer of the metadata, not the ticket's */
+	if (n->lb_host[0])
+		snprintf(endpoint, sizeof endpoint, "%s:6443", n->lb_host);
+	else
+		snprintf(endpoint, sizeof endpoint, "%s", t->api_server_endpoint);
+	kubeadm_path(n, kubeadm, sizeof kubeadm);
+	if (install_components(n, &t->comps) < 0) {
+		log_error("join: installing the Kubernetes components failed");
+		return 2;
+	}
+	return kube_join_run(&run) == 0 ? 0 : 1;
+}
+
+static int kubeadm_join(struct node *n)
+{
+	int attempts = n->c->kubeadm_attempts > 0 ? n->c->kubeadm_attempts : 1;
+	struct sv_child c = {.name = "kubeadm join",
+			     .policy = SV_ONCE,
+			     .run = join_child,
+			     .arg = n,
+			     .deadline_ms = (int64_t)monotonic_ms() + init_bound(n) +
+					    (int64_t)attempts * (n->c->kubeadm_timeout_ms + 1000)};
+	struct sv_child *k = sv_add(n->sv, &c);
+	int st;
+
+	if (!k || k->pid <= 0)
+		return node_fatal(n, 1, "join: kubeadm join could not be started");
+	while (!k->done)
+		if (node_wait(n, 1000))
+			return node_shutdown(n);
+	st = k->last_status;
+	sv_release(k);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 2)
+		return node_fatal(n, 1,
+				  WIFEXITED(st)
+				      ? "join: installing the Kubernetes components failed"
+				      : "join: kubeadm join did not finish in its bound");
+	if (WEXITSTATUS(st) != 0)
+		return node_fatal(n, 1, "join: kubeadm join failed");
+	log_info("join: the node joined the cluster");
+	return 0;
+}
+
+/* The Init stream is still open: kubeadm init runs while the server serves on, until the
+ * kubeconfig is sent (or the CLI is gone: the node stays up all the same). */
+static int kubeadm_init(struct node *n)
+{
+	if (init_server_start_kubeadm(n->init) == 0)
+		serve_run(&n->srv);
+	if (n->sig)
+		return node_shutdown(n);
+	if (!n->init_ok)
+		return node_fatal(n, 1, "init failed after the node lock");
+	return 0;
+}
+
+/* The node is up: PID 1 supervises until a shutdown signal; host mode returns. */
+static int stay_up(struct node *n)
+{
+	timeline_mark("done");
+	if (n->ops != &node_pid1_ops)
+		return 0;
+	timeline_write(n->c->timeline_path);
+	if (n->c->init) {
+		char *const argv[] = {(char *)n->c->init, NULL};
+
+		log_info("handing PID 1 to %s", n->c->init);
+		sv_close(n->sv);
+		execv(n->c->init, argv);
+		return node_fatal(n, 0, "constel.init could not be executed");
+	}
+	while (!node_wait(n, 60000))
+		;
+	return node_shutdown(n);
+}
+
+/* ---- the node ---- */
+
 static void node_free(struct node *n)
 {
-	kill_child(n);
+	round_kill(n);
+	if (n->init)
+		init_server_abort(n->init);
 	init_server_free(n->init);
 	if (n->ticket) {
 		ticket_free(n->ticket);
@@ -914,80 +571,106 @@ static void node_free(struct node *n)
 	secret_wipe(n->msecret, sizeof n->msecret);
 	secret_wipe(&n->ssh, sizeof n->ssh);
 	disk_close(&n->disk);
+	node_loop_close(n);
+	if (n->sv == &n->own_sv) {
+		sv_stop(n->sv);
+		sv_close(n->sv);
+	}
+}
+
+static struct node *node_new(const struct node_config *c)
+{
+	struct node *n = calloc(1, sizeof *n);
+
+	if (!n)
+		return NULL;
+	n->c = c;
+	n->ops = c->pid1 ? &node_pid1_ops : &node_host_ops;
+	n->round_fd = -1;
+	n->init_fd = -1;
+	n->dhcp_fd = -1;
+	n->epfd = -1;
+	n->lock.tcti = c->tpm;
+	snprintf(n->state, sizeof n->state, "%s" DISK_MOUNT, c->root);
+	n->sv = c->sv;
+	if (!n->sv) {
+		n->sv = &n->own_sv;
+		n->sv->children = n->sv_slots;
+		n->sv->cap = NODE_SV_SLOTS;
+		n->sv->stop_timeout_ms = 5000;
+	}
+	if (sv_open(n->sv) < 0 || node_loop_open(n) < 0) {
+		node_free(n);
+		free(n);
+		return NULL;
+	}
+	return n;
 }
 
 int node_run(const struct node_config *c)
 {
-	struct node *n = calloc(1, sizeof *n);
-	char path[PATH_MAX], err[256];
-	int r, st;
+	struct node *n = node_new(c);
+	char err[256];
+	int r;
 
 	if (!n)
 		return -ENOMEM;
-	n->c = c;
-	n->child_fd = -1;
-	n->lock.tcti = c->tpm;
-	snprintf(n->state, sizeof n->state, "%s" DISK_MOUNT, c->root);
+	/* 3: PCR 15 must be zero */
 	if (c->tpm && lock_check_unmarked(c->tpm, err, sizeof err) < 0) {
 		r = node_fatal(n, 0, err);
 		goto out;
 	}
+	/* 5: the state disk (new: formatted now; initialized: the rejoin path) */
 	timeline_mark("disk");
-	if (disk_find(c->csp, c->state_disk, path, sizeof path) < 0) {
-		r = node_fatal(n, 0, "no state disk");
+	if ((r = open_state_disk(n)) < 0)
 		goto out;
-	}
-	st = disk_open(&n->disk, path, NULL, c->kdf);
-	if (st < 0) {
-		r = node_fatal(n, 0, "the state disk's header was refused; it is left untouched");
-		goto out;
-	}
-	n->disk.no_dm = !c->pid1;
-	n->rejoin = st == DISK_INITIALIZED;
-	if (!n->rejoin) {
-		log_info("disk: %s: %s", path,
-			 st == DISK_NEW ? "not LUKS2: a new disk"
-					: "LUKS2 without the initialized token: its data is "
-					  "disposable");
-		if (disk_format(&n->disk) < 0 || state_fs_new(n) < 0) {
-			r = node_fatal(n, 0, "preparing the new state disk failed");
-			goto out;
-		}
-	} else {
-		log_info("disk: %s: initialized (uuid %s): the rejoin path", path, n->disk.uuid);
-	}
+	/* 4: who we are */
 	timeline_mark("metadata");
-	if ((r = self_from_metadata(n)) < 0)
+	if ((r = self_from_metadata(n)) < 0 ||
+	    (!n->rejoin && ((r = ssh_host_key(n)) < 0 || (r = init_hash(n)) < 0))) {
+		r = n->sig ? node_shutdown(n) : node_fatal(n, 0, "no node identity");
 		goto out;
-	if (!n->rejoin) {
-		/* §14: host_public_key is mandatory, so the key exists before the first round */
-		if (path_in(path, sizeof path, n->state, "/ssh/ssh_host_ed25519_key") < 0 ||
-		    mkdir_for(path, 0700) < 0 ||
-		    ssh_host_key_load(path, 1, &n->ssh, err, sizeof err) < 0) {
-			r = node_fatal(n, 0, "the SSH host key could not be made");
-			goto out;
-		}
-		if ((r = init_hash(n)) < 0)
-			goto out;
 	}
+	/* 6: the key, raced for under the node lock */
 	timeline_mark(n->rejoin ? "rejoin" : "join-or-init");
 	r = race(n);
 	timeline_mark("activate");
+	if (n->sig) {
+		r = node_shutdown(n);
+		goto out;
+	}
+	/* 7: the state disk's files (Init's were stored by its hook) */
 	switch (n->won) {
 	case WON_JOIN:
-		r = after_join(n);
+		r = store_ticket(n);
 		break;
 	case WON_INIT:
-		r = r == 0 && n->init_ok ? 0 : node_fatal(n, 1, "init failed after the node lock");
+		/* paused for the handover with the keys stored, or stopped by a failure */
+		if (n->srv.stop)
+			r = node_fatal(n, 1, "init failed after the node lock");
 		break;
 	case WON_REJOIN:
 	case WON_RECOVER:
-		r = after_rejoin(n);
+		r = unlock_state_disk(n);
 		break;
 	default:
-		r = r < 0 ? r : -ETIMEDOUT;
 		log_error("node: neither path finished");
+		r = node_fatal(n, 0, "no key for the state disk");
 	}
+	if (r < 0)
+		goto out;
+	/* 8: the handover, kubeadm, and the node stays up */
+	if (handover(n) < 0) {
+		r = node_fatal(n, n->won == WON_JOIN || n->won == WON_INIT,
+			       "the handover to the real root failed");
+		goto out;
+	}
+	if (n->won == WON_JOIN)
+		r = kubeadm_join(n);
+	else if (n->won == WON_INIT)
+		r = kubeadm_init(n);
+	if (r == 0 && !n->sig)
+		r = stay_up(n);
 out:
 	node_free(n);
 	free(n);

@@ -31,12 +31,14 @@ struct node_config {
 	const char *init_secret_hash; /* instead of /initsecrethash */
 	const char *listen_host;      /* "0.0.0.0" */
 	int init_port, recover_port, join_port;
-	int interval_ms;	/* between join/rejoin rounds, 30 s */
-	int call_timeout_ms;	/* each metadata or RPC call, 30 s */
-	int kubeadm_timeout_ms; /* kubeadm init or join, 5 min */
-	int kubeadm_attempts;	/* join: 3 */
-	int rounds;		/* give up after this many rounds (tests); 0: never */
-	int reboot_delay_s;	/* after a fatal error, 60 s */
+	int interval_ms;	 /* between join/rejoin rounds, 30 s */
+	int call_timeout_ms;	 /* each metadata or RPC call, 30 s */
+	int kubeadm_timeout_ms;	 /* each kubeadm join attempt, 5 min */
+	int init_timeout_ms;	 /* kubeadm init, all phases (the CLI's 1 h); 0: 1 h */
+	int download_timeout_ms; /* each component download; 0: 5 min */
+	int kubeadm_attempts;	 /* join: 3 */
+	int rounds;		 /* give up after this many rounds (tests); 0: never */
+	int reboot_delay_s;	 /* after a fatal error, 60 s */
 	/* handover (PID 1) */
 	const char *real_root, *root_fstype, *verity_roothash, *verity_hashdev;
 	uint64_t verity_hashoffset;
@@ -44,10 +46,10 @@ struct node_config {
 	const char *mke2fs;
 	const char *kubeadm;	   /* NULL: <root>/run/state/bin/kubeadm (from the components) */
 	const char *timeline_path; /* "/run/constel/boot-timeline.json" */
-	/* PID 1: starts containerd and kubelet before kubeadm runs (kubeadm waits for the
-	 * kubelet's TLS bootstrap); called in the real root, after the handover. */
-	void (*before_kubeadm)(void *ctx);
-	void *hook_ctx;
+	/* PID 1's supervisor, opened at its first instruction; it gets every child of the node
+	 * (rounds, kubeadm, containerd, kubelet) and at least NODE_SV_SLOTS free slots. NULL
+	 * (host mode): the node opens its own, which also reads SIGTERM and SIGINT. */
+	struct supervisor *sv;
 };
 
 /* Defaults of a real node (the constants of §5 and §6). */
@@ -57,9 +59,10 @@ void node_config_defaults(struct node_config *c);
 int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, size_t len,
 			char *err, size_t errlen);
 
-/* Runs the node. Returns 0 when the node is up (host mode: kubeadm done; PID 1: after the
- * supervisor stopped), or a negative errno after a fatal error was handled (PID 1 reboots
- * and does not return). */
+/* Runs the node: ARCHITECTURE's steps 3 to 8. PID 1 never returns: after the handover it
+ * supervises until a shutdown signal, and every end (a signal, a fatal error) takes
+ * boot_end. Host mode returns 0 when the node is up (kubeadm done) or a shutdown signal
+ * ended it cleanly (one line), a negative errno after a fatal error was handled. */
 int node_run(const struct node_config *c);
 
 #endif

@@ -1,8 +1,9 @@
 /* The recovery server (spec §6.4) as a host command: serves one /recoverproto.API/Recover,
  * derives the measurement secret and the state-disk key from the master secret in the
  * request, writes them to the output folder, answers with an empty RecoverResponse and stops.
- * As in Constellation the caller is not authenticated and the key is not tested here: a wrong
- * key fails at activation. */
+ * As in Constellation the caller is not authenticated. The node's hook tests the key on the
+ * disk first: a wrong one is refused to that caller (PERMISSION_DENIED) and the server serves
+ * on. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ void recover_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, siz
 	struct kms kms = {0};
 	uint8_t msecret[32], disk_key[32];
 	char err[256], why[300];
+	int r;
 
 	if (st->srv->stop) {
 		grpc_stream_finish(s, GRPC_UNAVAILABLE, "service unavailable");
@@ -45,10 +47,16 @@ void recover_handle(void *ctx, struct grpc_stream *s, const uint8_t *reqbuf, siz
 		grpc_stream_finish(s, GRPC_INTERNAL, "deriving keys failed");
 		goto out;
 	}
-	if (st->p->recover_hooks
-		? st->p->recover_hooks->recovered(st->p->hooks_ctx, disk_key, msecret) < 0
-		: flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) < 0 ||
-		      flow_write(st->p->out_dir, "measurement_secret", msecret, 32) < 0) {
+	r = st->p->recover_hooks
+		? st->p->recover_hooks->recovered(st->p->hooks_ctx, disk_key, msecret)
+		: flow_write(st->p->out_dir, "state_disk_key", disk_key, 32) ?:
+		      flow_write(st->p->out_dir, "measurement_secret", msecret, 32);
+	if (r == -EACCES) { /* the node's hook said why; the rejoin goes on */
+		grpc_stream_finish(s, 7 /* codes.PermissionDenied */,
+				   "the key does not open the state disk");
+		goto out;
+	}
+	if (r < 0) {
 		grpc_stream_finish(s, GRPC_INTERNAL, "storing the keys failed");
 		goto out;
 	}

@@ -60,8 +60,10 @@ int serve_run(struct server *s)
 	struct pollfd pfd[SERVE_MAX_CONNS + 2];
 	int64_t stop_at = 0;
 
-	for (int i = 0; i < SERVE_MAX_CONNS; i++)
-		s->conns[i].fd = -1;
+	if (!s->running)
+		for (int i = 0; i < SERVE_MAX_CONNS; i++)
+			s->conns[i].fd = -1;
+	s->running = 1;
 	for (;;) {
 		int n = 0, timeout = 1000, open = 0, busy = 0;
 
@@ -89,6 +91,10 @@ int serve_run(struct server *s)
 			}
 			open++;
 			busy |= grpc_server_conn_busy(c->rpc);
+		}
+		if (s->pause) {
+			s->pause = 0;
+			return 0;
 		}
 		if (s->stop) {
 			if (!stop_at)
@@ -140,6 +146,7 @@ int serve_run(struct server *s)
 			conn_close(&s->conns[i]);
 	if (s->lfd >= 0)
 		close(s->lfd);
+	s->running = 0;
 	return s->exit_code;
 }
 

@@ -355,20 +355,6 @@ int kube_run_until(const char *const argv[], const char *const envp[], int out_f
 
 /* ---- the files around kubeadm ---- */
 
-static int path_in(char *out, size_t cap, const char *root, const char *path)
-{
-	if (snprintf(out, cap, "%s%s", root, path) >= (int)cap)
-		return log_err(-ENAMETOOLONG, "kubeadm: %s%s: path too long", root, path);
-	return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
-}
-
 static int write_audit_policy(const char *root)
 {
 	char path[4096];
@@ -588,21 +574,6 @@ static int step(const char *what, const char *const argv[], const char *const en
 		log_debug("kubeadm: %s: done in %llu ms", what,
 			  (unsigned long long)(monotonic_ms() - t0));
 	return r;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
 }
 
 /* The init sequence once the configuration file exists. */

@@ -54,8 +54,18 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static size_t build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint32_t xid,
+		    uint16_t secs, uint32_t requested, uint32_t server, uint32_t ciaddr);
+
 size_t dhcp_build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint32_t xid,
 		  uint16_t secs, uint32_t requested, uint32_t server)
+{
+	return build(out, cap, type, mac, xid, secs, requested, server, 0);
+}
+
+/* ciaddr: the address being renewed (RENEWING, REBINDING), network order; 0 otherwise. */
+static size_t build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint32_t xid,
+		    uint16_t secs, uint32_t requested, uint32_t server, uint32_t ciaddr)
 {
 	static const uint8_t params[] = {1, 3, 6, 15, 26, 51, 54};
 	uint8_t *ip = out, *udp = out + 20, *b = out + 28, *o;
@@ -71,6 +81,7 @@ size_t dhcp_build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint
 	put32(b + 4, xid);
 	put16(b + 8, secs);
 	put16(b + 10, 0x8000); /* broadcast: we cannot take unicast before we have the address */
+	memcpy(b + 12, &ciaddr, 4);
 	memcpy(b + 28, mac, 6);
 	o = b + BOOTP_LEN;
 	put32(o, COOKIE);
@@ -187,6 +198,13 @@ int dhcp_parse(const uint8_t *pkt, size_t len, uint32_t xid, const uint8_t mac[6
 			if (l != 4)
 				return errbuf_set(err, errlen, "dhcp: lease time of length %u", l);
 			r->lease_s = get32(o);
+			break;
+		case 58:
+		case 59:
+			if (l != 4)
+				return errbuf_set(err, errlen, "dhcp: T%d of length %u", code - 57,
+						  l);
+			*(code == 58 ? &r->t1_s : &r->t2_s) = get32(o);
 			break;
 		}
 		o += l;
@@ -367,4 +385,212 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 	}
 	close(s.fd);
 	return rc;
+}
+
+/* ---- the lease kept up ---- */
+
+enum { LEASE_BOUND, LEASE_RENEW, LEASE_REBIND, LEASE_LOST };
+
+static struct {
+	int kept, ifindex;
+	char ifname[16];
+	uint8_t mac[6];
+	struct dhcp_reply ack; /* the lease we hold (or held, when lost) */
+	uint64_t got_ms;       /* when its ACK came */
+	struct dhcp_sock sock; /* fd -1 while bound */
+	uint32_t xid;
+	uint64_t next_send_ms;
+	int attempt, lost, discovering;
+	struct dhcp_reply offer;
+} kl = {.sock = {.fd = -1}};
+
+static uint64_t t1_ms(void)
+{
+	return kl.ack.t1_s ? (uint64_t)kl.ack.t1_s * 1000 : (uint64_t)kl.ack.lease_s * 500;
+}
+
+static uint64_t t2_ms(void)
+{
+	return kl.ack.t2_s ? (uint64_t)kl.ack.t2_s * 1000 : (uint64_t)kl.ack.lease_s * 875;
+}
+
+static int phase(uint64_t now)
+{
+	uint64_t t = now - kl.got_ms;
+
+	if (kl.lost || t >= (uint64_t)kl.ack.lease_s * 1000)
+		return LEASE_LOST;
+	if (t >= t2_ms())
+		return LEASE_REBIND;
+	if (t >= t1_ms())
+		return LEASE_RENEW;
+	return LEASE_BOUND;
+}
+
+static int infinite(void)
+{
+	return kl.ack.lease_s == 0xffffffffu || kl.ack.lease_s == 0;
+}
+
+void dhcp_lease_keep(int ifindex, const char *ifname, const uint8_t mac[6],
+		     const struct dhcp_reply *ack)
+{
+	kl.kept = 1;
+	kl.ifindex = ifindex;
+	snprintf(kl.ifname, sizeof kl.ifname, "%s", ifname);
+	memcpy(kl.mac, mac, 6);
+	kl.ack = *ack;
+	kl.got_ms = monotonic_ms();
+	kl.next_send_ms = 0;
+	kl.attempt = 0;
+	kl.lost = 0;
+	kl.discovering = 0;
+}
+
+int dhcp_lease_fd(void)
+{
+	return kl.sock.fd;
+}
+
+/* RFC 2131 §4.4.5: half the time left to the next step, at least 60 s (a test's short lease:
+ * never past that step) */
+static uint64_t retry_at(uint64_t now, int ph)
+{
+	uint64_t until =
+	    ph == LEASE_RENEW ? kl.got_ms + t2_ms() : kl.got_ms + (uint64_t)kl.ack.lease_s * 1000;
+	uint64_t wait = until > now ? (until - now) / 2 : 0;
+
+	if (ph == LEASE_LOST)
+		return now + backoff_ms(kl.attempt < 4 ? kl.attempt : 4, RETRANS_FIRST_MS);
+	if (wait < 60000)
+		wait = 60000;
+	return now + wait < until ? now + wait : until;
+}
+
+int dhcp_lease_next_ms(void)
+{
+	uint64_t now = monotonic_ms(), at;
+
+	if (!kl.kept || infinite())
+		return -1;
+	at = phase(now) == LEASE_BOUND ? kl.got_ms + t1_ms() : kl.next_send_ms;
+	return at > now ? (int)(at - now < 3600000 ? at - now : 3600000) : 0;
+}
+
+static void apply_ack(const struct dhcp_reply *ack)
+{
+	struct dhcp_reply r = *ack, *a = &r;
+	char ip[16];
+	int moved = a->yiaddr != kl.ack.yiaddr;
+
+	if (!a->mask)
+		a->mask = kl.ack.mask ? kl.ack.mask : htonl(0xffffff00u);
+	nl_addr_add_lft(kl.ifindex, a->yiaddr, dhcp_prefix(a->mask), a->lease_s);
+	if (moved && a->router)
+		nl_route_add_default(kl.ifindex, a->router);
+	inet_ntop(AF_INET, &a->yiaddr, ip, sizeof ip);
+	log_info("net: %s: DHCP lease %s/%d %s for %u s", kl.ifname, ip, dhcp_prefix(a->mask),
+		 moved || kl.lost ? "granted" : "renewed", a->lease_s);
+	kl.ack = *a;
+	kl.got_ms = monotonic_ms();
+	kl.lost = 0;
+	kl.discovering = 0;
+	kl.attempt = 0;
+	close(kl.sock.fd);
+	kl.sock.fd = -1;
+}
+
+static void send_due(uint64_t now, int ph)
+{
+	uint8_t pkt[600];
+	size_t n;
+	char ip[16];
+
+	if (kl.sock.fd < 0) {
+		int r = sock_open(&kl.sock, kl.ifindex);
+
+		if (r < 0) {
+			kl.sock.fd = -1;
+			log_err(r, "net: %s: DHCP socket for the renewal", kl.ifname);
+			kl.next_send_ms = now + 10000;
+			return;
+		}
+		random_bytes(&kl.xid, sizeof kl.xid);
+	}
+	inet_ntop(AF_INET, &kl.ack.yiaddr, ip, sizeof ip);
+	if (ph == LEASE_LOST && !kl.lost)
+		log_warn("net: %s: the DHCP lease of %s ran out: asking for a new one", kl.ifname,
+			 ip);
+	if (ph == LEASE_LOST) { /* every retry of a lost lease starts over with a DISCOVER */
+		kl.lost = 1;
+		kl.discovering = 1;
+	}
+	if (kl.discovering)
+		n = build(pkt, sizeof pkt, DHCP_DISCOVER, kl.mac, kl.xid, 0, 0, 0, 0);
+	else
+		n = build(pkt, sizeof pkt, DHCP_REQUEST, kl.mac, kl.xid, 0, 0, 0, kl.ack.yiaddr);
+	if (sock_send(&kl.sock, pkt, n) < 0)
+		log_debug("net: %s: sending a DHCP renewal failed", kl.ifname);
+	else
+		log_debug("net: %s: DHCP%s sent (%s)", kl.ifname,
+			  kl.discovering ? "DISCOVER" : "REQUEST",
+			  ph == LEASE_RENEW    ? "renewing"
+			  : ph == LEASE_REBIND ? "rebinding"
+					       : "lost");
+	kl.attempt++;
+	kl.next_send_ms = retry_at(now, ph);
+}
+
+/* Replies on the socket: an ACK renews, a NAK gives the address up, an OFFER (after a
+ * DISCOVER) is requested at once. */
+static void read_replies(void)
+{
+	uint8_t buf[2048], pkt[600];
+	struct dhcp_reply r;
+	char err[128];
+	ssize_t n;
+
+	while (kl.sock.fd >= 0 && (n = recv(kl.sock.fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+		if (dhcp_parse(buf, (size_t)n, kl.xid, kl.mac, &r, err, sizeof err) < 0)
+			continue;
+		if (r.type == DHCP_ACK && !kl.discovering) {
+			apply_ack(&r);
+		} else if (r.type == DHCP_NAK) {
+			log_warn("net: %s: DHCPNAK: the lease is given up; asking for a new one",
+				 kl.ifname);
+			kl.lost = 1;
+			kl.discovering = 1;
+			kl.attempt = 0;
+			kl.next_send_ms = monotonic_ms();
+		} else if (r.type == DHCP_OFFER && kl.discovering) {
+			kl.offer = r;
+			kl.discovering = 0;
+			n = (ssize_t)build(pkt, sizeof pkt, DHCP_REQUEST, kl.mac, kl.xid, 0,
+					   r.yiaddr, r.server, 0);
+			sock_send(&kl.sock, pkt, (size_t)n);
+			/* the ACK of this selection is taken as a new lease */
+			kl.ack.yiaddr = 0;
+		}
+	}
+}
+
+void dhcp_lease_handle(void)
+{
+	uint64_t now;
+	int ph;
+
+	if (!kl.kept || infinite())
+		return;
+	read_replies();
+	now = monotonic_ms();
+	ph = phase(now);
+	if (ph == LEASE_BOUND) {
+		if (kl.sock.fd >= 0) {
+			close(kl.sock.fd);
+			kl.sock.fd = -1;
+		}
+		return;
+	}
+	if (kl.sock.fd < 0 || now >= kl.next_send_ms)
+		send_due(now, ph);
 }

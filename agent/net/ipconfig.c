@@ -176,8 +176,12 @@ int net_up(const struct ip_config *ic, const char *resolv)
 		gw = ic->gw;
 		dns = ic->dns;
 	}
-	if ((r = nl_addr_add(link.index, addr, dhcp_prefix(mask))) < 0 && r != -EEXIST)
+	if ((r = nl_addr_add_lft(link.index, addr, dhcp_prefix(mask), ic->dhcp ? l.lease_s : 0)) <
+		0 &&
+	    r != -EEXIST)
 		return log_err(r, "net: %s: address", link.name);
+	if (ic->dhcp)
+		dhcp_lease_keep(link.index, link.name, link.mac, &l);
 	if (gw && (r = nl_route_add_default(link.index, gw)) < 0 && r != -EEXIST)
 		return log_err(r, "net: %s: default route", link.name);
 	if (resolv && dns[0])

@@ -38,6 +38,9 @@ int nl_parse_links(const void *buf, size_t len, struct nl_link *links, int max, 
 		   int *done, char *err, size_t errlen);
 int nl_link_set(int ifindex, int up);
 int nl_addr_add(int ifindex, uint32_t addr, int prefix);
+/* The same with the lease's lifetime (valid and preferred, s; 0 or 0xffffffff: forever), so
+ * the kernel drops an address whose lease ran out; an existing address gets the new one. */
+int nl_addr_add_lft(int ifindex, uint32_t addr, int prefix, uint32_t lifetime_s);
 int nl_route_add_default(int ifindex, uint32_t gateway);
 
 /* ---- HTTP/1.1 GET (http.c) ---- */
@@ -69,6 +72,7 @@ struct dhcp_reply {
 	int type;
 	uint32_t yiaddr, server, mask, router, dns[2]; /* network byte order; 0: absent */
 	uint32_t lease_s;
+	uint32_t t1_s, t2_s; /* options 58 and 59; 0: absent */
 };
 /* A DISCOVER or REQUEST as an IPv4/UDP datagram from 0.0.0.0:68 to 255.255.255.255:67 (the
  * link layer adds the broadcast MAC). requested and server: 0 or network order. Returns the
@@ -86,6 +90,22 @@ int dhcp_prefix(uint32_t mask);
  * after timeout_ms (0: never). 0 with the ACK in *lease. */
 int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int timeout_ms,
 		 int first_ms, struct dhcp_reply *lease);
+
+/* The lease kept up for the node's life (RFC 2131 §4.4.5), driven from the caller's poll
+ * loop: RENEW at T1 and REBIND at T2 (options 58/59, else 1/2 and 7/8 of the lease), the
+ * address's lifetime refreshed from every ACK; a NAK or a lease that ran out is one line and
+ * a new DISCOVER, retried with back-off for as long as it takes. One lease per process (the
+ * node's one link). */
+/* After the first ACK (net_up): keep this lease. */
+void dhcp_lease_keep(int ifindex, const char *ifname, const uint8_t mac[6],
+		     const struct dhcp_reply *ack);
+/* The socket to poll while a renewal runs, else -1. */
+int dhcp_lease_fd(void);
+/* Milliseconds until dhcp_lease_handle has something to send (-1: no lease kept). */
+int dhcp_lease_next_ms(void);
+/* Reads replies (when the socket is readable), sends what is due, applies an ACK. Never
+ * blocks. */
+void dhcp_lease_handle(void);
 
 /* ---- ip= of the kernel command line (ipconfig.c) ---- */
 struct ip_config {

@@ -130,6 +130,11 @@ int nl_link_set(int ifindex, int up)
 
 int nl_addr_add(int ifindex, uint32_t addr, int prefix)
 {
+	return nl_addr_add_lft(ifindex, addr, prefix, 0);
+}
+
+int nl_addr_add_lft(int ifindex, uint32_t addr, int prefix, uint32_t lifetime_s)
+{
 	struct {
 		struct nlmsghdr h;
 		struct ifaddrmsg a;
@@ -150,6 +155,11 @@ int nl_addr_add(int ifindex, uint32_t addr, int prefix)
 	attr_put(&req.h, sizeof req, IFA_ADDRESS, &addr, 4);
 	if (bcast)
 		attr_put(&req.h, sizeof req, IFA_BROADCAST, &bcast, 4);
+	if (lifetime_s && lifetime_s != 0xffffffffu) {
+		struct ifa_cacheinfo ci = {.ifa_prefered = lifetime_s, .ifa_valid = lifetime_s};
+
+		attr_put(&req.h, sizeof req, IFA_CACHEINFO, &ci, sizeof ci);
+	}
 	r = nl_request(&req.h);
 	return r < 0 ? log_err(r, "net: adding an address to link %d", ifindex) : 0;
 }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,5 +283,144 @@ TEST(supervise_a_missing_program_is_retried_not_fatal)
 	CHECK(WIFEXITED(c.last_status) && WEXITSTATUS(c.last_status) == 127);
 	CHECK(slurp(at("log"), log, sizeof log) > 0);
 	CHECK(strstr(log, "missing-double: executing /nonexistent/constel-test-double: No such"));
+	teardown();
+}
+
+/* ---- the pollable supervisor of the whole boot (sv_open, sv_add, sv_handle) ---- */
+
+/* Runs the caller's own poll loop over the supervisor for ms, as the node's loop does. */
+static void poll_loop(struct supervisor *s, int ms)
+{
+	int64_t end = now_ms() + ms;
+
+	while (now_ms() < end) {
+		struct pollfd p = {.fd = sv_fd(s), .events = POLLIN};
+		int64_t left = end - now_ms();
+		int t = sv_next_ms(s);
+
+		poll(&p, 1, left < t ? (int)left : t);
+		sv_handle(s);
+	}
+}
+
+static int starts_seen;
+static char start_word[32];
+static const char *recomposed_argv[4];
+
+/* a prepare hook: argv composed afresh at every start, as kubelet's from kubeadm-flags.env */
+static int recompose(struct sv_child *c)
+{
+	snprintf(start_word, sizeof start_word, "--start=%d", ++starts_seen);
+	recomposed_argv[0] = c->arg;
+	recomposed_argv[1] = start_word;
+	recomposed_argv[2] = NULL;
+	c->argv = recomposed_argv;
+	return 0;
+}
+
+TEST(supervise_kubelet_restarts_capped_while_kubeadm_runs_with_argv_recomposed)
+{
+	struct sv_child slots[4] = {0};
+	struct supervisor s = {.children = slots, .cap = 4, .backoff_min_ms = 50};
+	const char *kubeadm_argv[] = {NULL, NULL};
+	struct sv_child kubeadm = {
+	    .name = "kubeadm-double", .argv = kubeadm_argv, .policy = SV_ONCE};
+	struct sv_child kubelet = {.name = "kubelet-double",
+				   .policy = SV_RESTART,
+				   .prepare = recompose,
+				   .backoff_max_ms = 200};
+	struct sv_child *ka, *kl;
+	char args[8192], times[8192];
+	long long t[256];
+	int n = 0, fd, maxgap = 0;
+
+	setup();
+	/* kubelet exits 1 until kubeadm wrote its config (after 1.5 s), then runs */
+	kubelet.arg = (void *)script("kubelet-double",
+				     "echo \"$1\" >>\"$d/kubelet-args\"\n"
+				     "date +%s%N >>\"$d/kubelet-starts\"\n"
+				     "[ -e \"$d/config.yaml\" ] || exit 1\nexec sleep 30\n");
+	kubeadm_argv[0] = script("kubeadm-double", "sleep 1.5\ntouch \"$d/config.yaml\"\n");
+	fd = capture_log();
+	starts_seen = 0;
+	CHECK(sv_open(&s) == 0);
+	ka = sv_add(&s, &kubeadm);
+	kl = sv_add(&s, &kubelet);
+	CHECK(ka && kl && ka->pid > 0 && kl->pid > 0);
+	poll_loop(&s, 2500);
+	CHECK(ka->done && WIFEXITED(ka->last_status) && WEXITSTATUS(ka->last_status) == 0);
+	CHECK(kl->pid > 0); /* running since the config exists */
+	sv_stop(&s);
+	sv_close(&s);
+	release_log(fd);
+	CHECK(slurp(at("kubelet-starts"), times, sizeof times) > 0);
+	for (char *p = times, *e; n < 256 && (t[n] = strtoll(p, &e, 10)) && e != p; p = e)
+		n++;
+	for (int i = 1; i < n; i++)
+		if ((t[i] - t[i - 1]) / 1000000 > maxgap)
+			maxgap = (int)((t[i] - t[i - 1]) / 1000000);
+	/* 50, 100, 200, 200, ... while kubeadm runs: never the supervisor's 60 s */
+	CHECK(n >= 6);
+	CHECK(maxgap < 200 + 300);
+	CHECK(slurp(at("kubelet-args"), args, sizeof args) > 0);
+	CHECK(strstr(args, "--start=1\n--start=2\n--start=3\n"));
+	CHECK(starts_seen == n);
+	teardown();
+}
+
+TEST(supervise_kills_the_process_group_of_a_once_child_at_its_deadline)
+{
+	struct sv_child slots[2] = {0};
+	struct supervisor s = {.children = slots, .cap = 2};
+	const char *argv[] = {NULL, NULL};
+	struct sv_child c = {.name = "kubeadm-double", .argv = argv, .policy = SV_ONCE};
+	struct sv_child *k;
+	char buf[64];
+	int64_t t0;
+	int grandchild;
+
+	setup();
+	/* what kubeadm does: a child of its own (in its process group), then a long wait */
+	argv[0] = script("kubeadm-double", "sleep 30 &\necho $! >\"$d/grandchild\"\nsleep 30\n");
+	c.deadline_ms = now_ms() + 400;
+	CHECK(sv_open(&s) == 0);
+	t0 = now_ms();
+	k = sv_add(&s, &c);
+	CHECK(k && k->pid > 0);
+	while (!k->done && now_ms() - t0 < 5000)
+		poll_loop(&s, 50);
+	CHECK(k->done && k->timed_out);
+	CHECK(WIFSIGNALED(k->last_status) && WTERMSIG(k->last_status) == SIGKILL);
+	CHECK(now_ms() - t0 >= 400 && now_ms() - t0 < 3000);
+	poll_loop(&s, 200); /* the grandchild, orphaned to us, is reaped */
+	CHECK(slurp(at("grandchild"), buf, sizeof buf) > 0);
+	grandchild = atoi(buf);
+	CHECK(grandchild > 1 && kill(grandchild, 0) < 0 && errno == ESRCH);
+	sv_stop(&s);
+	sv_close(&s);
+	teardown();
+}
+
+TEST(supervise_reaps_orphans_while_the_boot_goes_on)
+{
+	struct sv_child slots[2] = {0};
+	struct supervisor s = {.children = slots, .cap = 2};
+	const char *argv[] = {NULL, NULL};
+	struct sv_child c = {.name = "service-double", .argv = argv, .policy = SV_RESTART};
+	char buf[64];
+	int orphan;
+
+	setup();
+	/* a running service whose short-lived child is orphaned: reaped while it runs on */
+	argv[0] = script("service-double", "(sleep 0.2 & echo $! >\"$d/orphan\")\nexec sleep 30\n");
+	CHECK(sv_open(&s) == 0);
+	CHECK(sv_add(&s, &c) != NULL);
+	poll_loop(&s, 800);
+	CHECK(slurp(at("orphan"), buf, sizeof buf) > 0);
+	orphan = atoi(buf);
+	CHECK(orphan > 1 && kill(orphan, 0) < 0 && errno == ESRCH); /* no zombie */
+	CHECK(slots[0].pid > 0);				    /* the service still runs */
+	sv_stop(&s);
+	sv_close(&s);
 	teardown();
 }
