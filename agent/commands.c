@@ -410,10 +410,15 @@ int cmd_metadata(const struct cli *c)
 int cmd_install_component(const struct cli *c)
 {
 	const char *url = NULL, *hash = "", *path = NULL, *extract = "false", *root = "",
-		   *timeout = "300";
+		   *timeout = "300", *ca_bundle = NULL;
 	struct opt opts[] = {
-	    {"url", &url, 1},	      {"hash", &hash, 0}, {"path", &path, 1},
-	    {"extract", &extract, 0}, {"root", &root, 0}, {"timeout", &timeout, 0},
+	    {"url", &url, 1},
+	    {"hash", &hash, 0},
+	    {"path", &path, 1},
+	    {"extract", &extract, 0},
+	    {"root", &root, 0},
+	    {"timeout", &timeout, 0},
+	    {"ca-bundle", &ca_bundle, 0},
 	    {NULL, NULL, 0},
 	};
 	struct component comp;
@@ -427,8 +432,10 @@ int cmd_install_component(const struct cli *c)
 	t = strtol(timeout, NULL, 10);
 	if (t <= 0 || t > 3600)
 		return usage_error(c->command, "option --timeout: seconds, 1 to 3600");
+	/* without --ca-bundle: the bundle of --root, as on a node */
 	comp = (struct component){url, hash, path, !strcmp(extract, "true")};
-	return component_install(&comp, root, (int)t * 1000) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+	return component_install_ca(&comp, root, ca_bundle, (int)t * 1000) < 0 ? EXIT_FAILURE_RUN
+									       : EXIT_OK;
 }
 
 /* The whole node flow in host mode: the state disk is a LUKS2 image file (no device-mapper),

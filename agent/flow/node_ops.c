@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "net/net.h"
 #include "node_internal.h"
 
 #define KUBELET	   "/run/state/bin/kubelet"
@@ -52,8 +53,11 @@ static int pid1_switch_root(struct node *n)
 		log_info("handover: no root= given: staying in the initramfs");
 		return 0;
 	}
-	if ((r = boot_mount_root(&br)) < 0 || (r = boot_bind_state(n->state, "/sysroot")) < 0 ||
-	    (r = boot_switch_root("/sysroot")) < 0)
+	if ((r = boot_mount_root(&br)) < 0 || (r = boot_bind_state(n->state, "/sysroot")) < 0)
+		return r;
+	/* the lease's DNS servers for the real root (net/resolv.c); failing is one line */
+	(void)resolv_conf_carry("/etc/resolv.conf", "/sysroot", "/run");
+	if ((r = boot_switch_root("/sysroot")) < 0)
 		return r;
 	log_info("handover: switched to the real root %s", c->real_root);
 	return 0;

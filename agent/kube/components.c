@@ -1,5 +1,7 @@
-/* The component installer of spec §9: fetch (data: URLs decoded in place, http:// through the
- * agent's HTTP client, retried on network errors and the statuses Constellation retries),
+/* The component installer of spec §9: fetch (data: URLs decoded in place, http:// and https://
+ * through the agent's HTTP client with redirects followed, the https chain checked against
+ * the CA bundle of the root the components are installed into; retried on network errors
+ * and the statuses Constellation retries, never on a refused certificate or redirect),
  * verify "sha256:<hex>" (an empty hash skips it, as in Go, with a warning), then install:
  * a plain file with mode 0544, or a gzip'd tar extracted below install_path.
  *
@@ -76,28 +78,67 @@ static int retryable(int status)
 	       status == 504;
 }
 
-/* The component's bytes in *buf (malloc'd). */
-static int fetch(const char *url, int timeout_ms, uint8_t **buf, size_t *len)
+/* Errors of http_fetch that another attempt cannot cure. */
+static int permanent(int r)
 {
-	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
-	char err[160];
+	return r == -EKEYREJECTED || r == -ELOOP || r == -EPERM || r == -ENOKEY || r == -EINVAL ||
+	       r == -EFBIG || r == -ENOMEM;
+}
+
+/* The CA bundle, read at the first https:// need and kept for the process: parsing Debian's
+ * (about 145 certificates) takes about 35 ms, and a node installs several components. A
+ * bundle that could not be read is tried again at the next need. */
+static struct ca_bundle bundle;
+static char bundle_path[4096];
+
+static const struct ca_bundle *bundle_get(const char *path, char *err, size_t errlen)
+{
+	if (bundle.n && !strcmp(bundle_path, path))
+		return &bundle;
+	ca_bundle_free(&bundle);
+	bundle_path[0] = 0;
+	if (ca_bundle_load(path, &bundle, err, errlen) < 0)
+		return NULL;
+	snprintf(bundle_path, sizeof bundle_path, "%s", path);
+	if (bundle.skipped)
+		log_warn("component: CA bundle %s: %u certificates skipped (not decodable), %zu "
+			 "used",
+			 path, bundle.skipped, bundle.n);
+	return &bundle;
+}
+
+/* The component's bytes in *buf (malloc'd). ca_path: the bundle for https://, read when the
+ * URL or a redirect is https; one that cannot be read fails the fetch with its reason. */
+static int fetch(const char *url, const char *ca_path, int timeout_ms, uint8_t **buf, size_t *len)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms, quiet_until = 0;
+	const struct ca_bundle *ca = NULL;
+	char err[300] = "", caerr[300] = "";
+	int r = 0;
 
 	if (!strncmp(url, "data:", 5)) {
-		int r = data_url_decode(url, buf, len, err, sizeof err);
-
+		r = data_url_decode(url, buf, len, err, sizeof err);
 		return r < 0 ? log_err(r, "component: %s", err) : 0;
 	}
-	if (strncmp(url, "http://", 7))
-		return log_err(-EPROTONOSUPPORT, "component: %.200s: only data: and http:// URLs",
-			       url);
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return log_err(-EPROTONOSUPPORT,
+			       "component: %.200s: only data:, http:// and https:// URLs", url);
+	if (!strncmp(url, "https://", 8) && !(ca = bundle_get(ca_path, caerr, sizeof caerr)))
+		return log_err(-ENOKEY, "component: %.200s: %s", url, caerr);
 	for (int attempt = 1; attempt <= FETCH_ATTEMPTS_MAX; attempt++) {
 		struct http_response resp;
 		uint64_t now = monotonic_ms();
-		int r;
 
 		if (now >= deadline)
 			break;
-		r = http_get(url, (int)(deadline - now), COMPONENT_MAX, &resp);
+		r = http_fetch(url, ca, (int)(deadline - now), COMPONENT_MAX, &resp, err,
+			       sizeof err);
+		if (r == -ENOKEY && !ca) { /* an http:// URL redirected to https:// */
+			if (!(ca = bundle_get(ca_path, caerr, sizeof caerr)))
+				return log_err(-ENOKEY, "component: %.200s: %s: %s", url, err,
+					       caerr);
+			continue;
+		}
 		if (r == 0 && resp.status == 200) {
 			*buf = (uint8_t *)resp.buf;
 			memmove(*buf, resp.body, resp.len);
@@ -112,11 +153,17 @@ static int fetch(const char *url, int timeout_ms, uint8_t **buf, size_t *len)
 		if (r == 0) {
 			log_info("component: %.200s: HTTP %d, retrying", url, resp.status);
 			http_response_free(&resp);
+		} else if (permanent(r)) {
+			log_error("component: %.200s: %s", url, err);
+			return r;
+		} else if (monotonic_ms() >= quiet_until) { /* network errors: a line every 10 s */
+			log_info("component: %.200s: %s, retrying", url, err);
+			quiet_until = monotonic_ms() + 10000;
 		}
 		usleep(FETCH_RETRY_MS * 1000);
 	}
-	return log_err(-ETIMEDOUT, "component: %.200s: not fetched within %d s", url,
-		       timeout_ms / 1000);
+	return log_err(-ETIMEDOUT, "component: %.200s: not fetched within %d s%s%s%s", url,
+		       timeout_ms / 1000, r < 0 ? " (" : "", r < 0 ? err : "", r < 0 ? ")" : "");
 }
 
 /* A relative path of entry names without "..": "a/b" from "./a/b" or "/a/b"; NULL when it
@@ -308,7 +355,13 @@ out:
 
 int component_install(const struct component *c, const char *root, int timeout_ms)
 {
-	char dest[4096], hex[65];
+	return component_install_ca(c, root, NULL, timeout_ms);
+}
+
+int component_install_ca(const struct component *c, const char *root, const char *ca_bundle,
+			 int timeout_ms)
+{
+	char dest[4096], ca[4096], hex[65];
 	uint8_t *buf = NULL, sum[32];
 	size_t len = 0;
 	int r;
@@ -320,7 +373,12 @@ int component_install(const struct component *c, const char *root, int timeout_m
 	if (snprintf(dest, sizeof dest, "%s%s", root ? root : "", c->install_path) >=
 	    (int)sizeof dest)
 		return log_err(-ENAMETOOLONG, "component: install path too long");
-	if ((r = fetch(c->url, timeout_ms, &buf, &len)) < 0)
+	if (ca_bundle)
+		snprintf(ca, sizeof ca, "%s", ca_bundle);
+	else if (snprintf(ca, sizeof ca, "%s" CA_BUNDLE_DEFAULT, root ? root : "") >=
+		 (int)sizeof ca)
+		return log_err(-ENAMETOOLONG, "component: CA bundle path too long");
+	if ((r = fetch(c->url, ca, timeout_ms, &buf, &len)) < 0)
 		return r;
 	if (c->hash && c->hash[0]) {
 		br_sha256_context h;

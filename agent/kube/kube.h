@@ -120,10 +120,15 @@ struct component {
 	const char *url, *hash, *install_path;
 	int extract;
 };
-/* Fetches (data: or http://, retried on network errors and 408/425/429/502/503/504 within
- * timeout_ms), checks "sha256:<hex>" unless hash is empty, then installs under root (""
- * for /): a file with mode 0544, or a gzip'd tar extracted without leaving install_path. */
+/* Fetches (data:, http:// or https:// with redirects; retried on network errors and
+ * 408/425/429/502/503/504 within timeout_ms, never on a refused certificate), checks
+ * "sha256:<hex>" unless hash is empty, then installs under root ("" for /): a file with mode
+ * 0544, or a gzip'd tar extracted without leaving install_path. */
 int component_install(const struct component *c, const char *root, int timeout_ms);
+/* The same with the CA bundle for https:// named (NULL: <root>/etc/ssl/certs/ca-certificates.crt,
+ * the real root's bundle on a node, which component_install uses). */
+int component_install_ca(const struct component *c, const char *root, const char *ca_bundle,
+			 int timeout_ms);
 
 /* ---- kubeadm (kubeadm.c), spec §10 ---- */
 /* Constellation's node name: lowercased, '_' -> '-', an RFC 1123 subdomain; -EINVAL if not. */

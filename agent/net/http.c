@@ -1,10 +1,16 @@
-/* A small HTTP/1.1 GET client for the metadata API and http:// components: one request per
- * connection ("Connection: close"), the response read to the end within a deadline and a
- * size bound, then parsed: status line, headers (Content-Length or chunked), body. The
- * parser works on a buffer and is fuzzed; nothing from the response is trusted beyond it. */
+/* A small HTTP/1.1 GET client for the metadata API and components: one request per connection
+ * ("Connection: close"), over TCP or TLS (https.c), the response read to the end within a
+ * deadline and a size bound, then parsed: status line, headers (Content-Length or chunked),
+ * body. The parser works on a buffer and is fuzzed; nothing from the response is trusted
+ * beyond it. http_fetch follows redirects within one deadline for the whole chain.
+ *
+ * Over TLS the end of the body is the server's EOF even without close_notify (many servers
+ * skip it); a truncation is still caught by Content-Length or the chunked framing, and a
+ * component's bytes by their sha256. */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,29 +20,63 @@
 #include "base/base.h"
 #include "net.h"
 
-int http_url_split(const char *url, char *hostport, size_t hcap, char *path, size_t pcap)
+struct url {
+	int tls;
+	char host[256]; /* without brackets */
+	char hostport[300];
+	char hosthdr[280]; /* the Host header: the authority as the URL gave it */
+	char path[1024];
+};
+
+/* "http[s]://HOST[:PORT][/PATH]" (no user info, nothing that could split the request line). */
+static int url_parse(const char *url, struct url *u)
 {
 	const char *h, *slash;
+	char port[8];
 	size_t n;
 
-	if (strncmp(url, "http://", 7))
+	memset(u, 0, sizeof *u);
+	if (!strncmp(url, "http://", 7))
+		h = url + 7;
+	else if (!strncmp(url, "https://", 8))
+		h = url + 8, u->tls = 1;
+	else
 		return -EINVAL;
-	h = url + 7;
-	slash = strchr(h, '/');
-	n = slash ? (size_t)(slash - h) : strlen(h);
-	if (n == 0 || n >= hcap || memchr(h, '@', n) || strlen(slash ? slash : "/") >= pcap)
+	n = strcspn(h, "/?#");
+	slash = h + n;
+	if (n == 0 || n >= sizeof u->hosthdr || memchr(h, '@', n))
 		return -EINVAL;
-	memcpy(hostport, h, n);
-	hostport[n] = 0;
-	if (!strchr(hostport, ':')) { /* the default port */
-		if (n + 3 >= hcap)
-			return -EINVAL;
-		strcat(hostport, ":80");
-	}
-	snprintf(path, pcap, "%s", slash ? slash : "/");
-	for (const char *p = path; *p; p++)
+	memcpy(u->hosthdr, h, n);
+	u->hosthdr[n] = 0;
+	if (u->hosthdr[0] == '[' ? !strstr(u->hosthdr, "]:") : !strchr(u->hosthdr, ':'))
+		snprintf(u->hostport, sizeof u->hostport, "%s:%s", u->hosthdr,
+			 u->tls ? "443" : "80");
+	else
+		snprintf(u->hostport, sizeof u->hostport, "%s", u->hosthdr);
+	if (hostport_split(u->hostport, u->host, sizeof u->host, port, sizeof port) < 0 ||
+	    !u->host[0])
+		return -EINVAL;
+	if (snprintf(u->path, sizeof u->path, "%s%s", *slash == '/' ? "" : "/", slash) >=
+	    (int)sizeof u->path)
+		return -EINVAL;
+	*strchrnul(u->path, '#') = 0; /* a fragment is not sent */
+	for (const char *p = u->path; *p; p++)
 		if (*p <= ' ' || *p == 0x7f)
-			return -EINVAL; /* nothing that could split the request line */
+			return -EINVAL;
+	for (const char *p = u->hosthdr; *p; p++)
+		if (*p <= ' ' || *p == 0x7f)
+			return -EINVAL;
+	return 0;
+}
+
+int http_url_split(const char *url, char *hostport, size_t hcap, char *path, size_t pcap)
+{
+	struct url u;
+
+	if (url_parse(url, &u) < 0 || u.tls || strlen(u.hostport) >= hcap || strlen(u.path) >= pcap)
+		return -EINVAL;
+	strcpy(hostport, u.hostport);
+	strcpy(path, u.path);
 	return 0;
 }
 
@@ -129,93 +169,292 @@ int http_parse_response(char *buf, size_t len, int *status, char **body, size_t 
 	return 0;
 }
 
-int http_get(const char *url, int timeout_ms, size_t max, struct http_response *resp)
+/* One connection: plain TCP, or TLS on top when tls is set. */
+struct stream {
+	int fd;
+	struct tls_client *tls;
+	const char *hostport;
+};
+
+static int stream_write(struct stream *st, const char *p, size_t n, uint64_t deadline, char *err,
+			size_t errlen)
 {
-	char hostport[300], path[1024], req[1536], err[256];
-	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
-	size_t len = 0, limit = max + 16384, cap = limit < 65536 ? limit : 65536; /* + headers */
-	int fd, n, r;
-	char *buf;
-
-	memset(resp, 0, sizeof *resp);
-	if (http_url_split(url, hostport, sizeof hostport, path, sizeof path) < 0)
-		return log_err(-EINVAL, "http: '%.200s' is not an http://HOST[:PORT]/PATH URL",
-			       url);
-	fd = tcp_dial(hostport, timeout_ms, err, sizeof err);
-	if (fd < 0)
-		return log_err(fd, "http: GET %.200s: %s", url, err);
-	n = snprintf(req, sizeof req,
-		     "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: constel-agent\r\n"
-		     "Accept: */*\r\nConnection: close\r\n\r\n",
-		     path, hostport);
-	buf = malloc(cap + 1);
-	r = buf ? 0 : -ENOMEM;
-	for (int off = 0; !r && off < n;) { /* the socket is non-blocking */
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		ssize_t k;
-
-		if (monotonic_ms() >= deadline) {
-			r = -ETIMEDOUT;
-			break;
-		}
-		if (poll(&p, 1, (int)(deadline - monotonic_ms())) <= 0)
-			continue;
-		k = write(fd, req + off, (size_t)(n - off));
-		if (k < 0 && errno != EAGAIN && errno != EINTR)
-			r = -errno;
-		else if (k > 0)
-			off += (int)k;
-	}
-	while (!r) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (st->tls)
+		return tls_client_write(st->tls, p, n, deadline, err, errlen);
+	for (size_t off = 0; off < n;) { /* the socket is non-blocking */
+		struct pollfd pf = {.fd = st->fd, .events = POLLOUT};
 		uint64_t now = monotonic_ms();
 		ssize_t k;
 
 		if (now >= deadline) {
-			r = -ETIMEDOUT;
-			break;
+			errbuf_set(err, errlen, "%s: timed out sending the request", st->hostport);
+			return -ETIMEDOUT;
 		}
-		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+		if (poll(&pf, 1, (int)(deadline - now)) <= 0)
 			continue;
+		k = send(st->fd, p + off, n - off, MSG_NOSIGNAL);
+		if (k < 0 && errno != EAGAIN && errno != EINTR) {
+			int r = -errno;
+
+			errbuf_set(err, errlen, "%s: send: %s", st->hostport, strerror(-r));
+			return r;
+		}
+		if (k > 0)
+			off += (size_t)k;
+	}
+	return 0;
+}
+
+/* Some bytes, 0 at the end, or -errno with one line in err. */
+static ssize_t stream_read(struct stream *st, char *p, size_t cap, uint64_t deadline, char *err,
+			   size_t errlen)
+{
+	if (st->tls)
+		return tls_client_read(st->tls, p, cap, deadline, err, errlen);
+	for (;;) {
+		struct pollfd pf = {.fd = st->fd, .events = POLLIN};
+		uint64_t now = monotonic_ms();
+		ssize_t k;
+
+		if (now >= deadline) {
+			errbuf_set(err, errlen, "%s: timed out reading the response", st->hostport);
+			return -ETIMEDOUT;
+		}
+		if (poll(&pf, 1, (int)(deadline - now)) <= 0)
+			continue;
+		k = read(st->fd, p, cap);
+		if (k >= 0)
+			return k;
+		if (errno != EAGAIN && errno != EINTR) {
+			int r = -errno;
+
+			errbuf_set(err, errlen, "%s: read: %s", st->hostport, strerror(-r));
+			return r;
+		}
+	}
+}
+
+/* One GET of u within deadline: 0 with *resp, or -errno with one line in err. */
+static int request(const struct url *u, const struct ca_bundle *ca, uint64_t deadline, size_t max,
+		   struct http_response *resp, char *err, size_t errlen)
+{
+	struct stream st = {.fd = -1, .hostport = u->hostport};
+	size_t len = 0, limit = max + 16384, cap = limit < 65536 ? limit : 65536; /* + headers */
+	uint64_t now = monotonic_ms();
+	char req[1536], *buf = NULL;
+	int n, r;
+
+	memset(resp, 0, sizeof *resp);
+	if (u->tls && !ca) {
+		errbuf_set(err, errlen, "%s: https without a CA bundle", u->hostport);
+		return -ENOKEY;
+	}
+	if (now >= deadline) {
+		errbuf_set(err, errlen, "%s: no time left", u->hostport);
+		return -ETIMEDOUT;
+	}
+	st.fd = tcp_dial(u->hostport, (int)(deadline - now), err, errlen);
+	if (st.fd == -EINVAL) /* the name did not resolve (yet): worth another try */
+		return -EHOSTUNREACH;
+	if (st.fd < 0)
+		return st.fd;
+	if (u->tls && (r = tls_client_open(st.fd, u->host, ca, deadline, &st.tls, err, errlen)) < 0)
+		goto out;
+	n = snprintf(req, sizeof req,
+		     "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: constel-agent\r\n"
+		     "Accept: */*\r\nConnection: close\r\n\r\n",
+		     u->path, u->hosthdr);
+	if (n >= (int)sizeof req) {
+		r = errbuf_set(err, errlen, "%s: request too long", u->hostport);
+		goto out;
+	}
+	if ((r = stream_write(&st, req, (size_t)n, deadline, err, errlen)) < 0)
+		goto out;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t k;
+
 		if (len == cap && cap < limit) { /* grow by doubling up to the limit */
 			size_t ncap = cap * 2 < limit ? cap * 2 : limit;
 			char *nb = realloc(buf, ncap + 1);
 
 			if (!nb) {
 				r = -ENOMEM;
-				break;
+				goto out;
 			}
 			buf = nb, cap = ncap;
 		}
-		k = read(fd, buf + len, cap - len);
+		if (len == limit) {
+			errbuf_set(err, errlen, "%s: response larger than allowed", u->hostport);
+			r = -EFBIG;
+			goto out;
+		}
+		k = stream_read(&st, buf + len, cap - len, deadline, err, errlen);
+		if (k < 0) {
+			r = (int)k;
+			goto out;
+		}
 		if (k == 0)
 			break;
-		if (k < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				r = -errno;
-			continue;
-		}
 		len += (size_t)k;
-		if (len == limit)
-			r = -EFBIG;
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return log_err(r, "http: GET %.200s%s", url,
-			       r == -EFBIG ? ": response larger than allowed" : "");
 	}
 	buf[len] = 0;
-	r = http_parse_response(buf, len, &resp->status, &resp->body, &resp->len, err, sizeof err);
-	if (r < 0 || resp->len > max) {
-		free(buf);
-		memset(resp, 0, sizeof *resp);
-		return log_err(-EBADMSG, "http: GET %.200s: %s", url,
-			       r < 0 ? err : "body larger than allowed");
+	r = http_parse_response(buf, len, &resp->status, &resp->body, &resp->len, err, errlen);
+	if (r == 0 && resp->len > max) {
+		errbuf_set(err, errlen, "%s: body larger than allowed", u->hostport);
+		r = -EFBIG;
+	}
+	if (r < 0) {
+		char why[200];
+
+		snprintf(why, sizeof why, "%s", err ? err : "");
+		errbuf_set(err, errlen, "%s: %s", u->hostport, why);
+		r = r == -EFBIG ? r : -EBADMSG;
+		goto out;
 	}
 	resp->body[resp->len] = 0; /* in the buffer: the body never grows in place */
 	resp->buf = buf;
-	return 0;
+	buf = NULL;
+out:
+	free(buf);
+	if (r < 0)
+		memset(resp, 0, sizeof *resp);
+	tls_client_free(st.tls);
+	close(st.fd);
+	return r;
+}
+
+int http_get(const char *url, int timeout_ms, size_t max, struct http_response *resp)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
+	char err[256] = "";
+	struct url u;
+	int r;
+
+	memset(resp, 0, sizeof *resp);
+	if (url_parse(url, &u) < 0 || u.tls)
+		return log_err(-EINVAL, "http: '%.200s' is not an http://HOST[:PORT]/PATH URL",
+			       url);
+	r = request(&u, NULL, deadline, max, resp, err, sizeof err);
+	if (r < 0)
+		log_error("http: GET %.200s: %s", url, err); /* err says why */
+	return r;
+}
+
+/* The value of header name in the head of a parsed response (buf up to body), trimmed. */
+static int header_value(const char *buf, const char *body, const char *name, char *out, size_t cap)
+{
+	size_t nl = strlen(name);
+
+	for (const char *line = strchr(buf, '\n'); line && line < body; line = strchr(line, '\n')) {
+		const char *v, *e;
+
+		line++;
+		if (line >= body || strncasecmp(line, name, nl) || line[nl] != ':')
+			continue;
+		v = line + nl + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		e = strchr(v, '\r');
+		if (!e || e > body)
+			return -EINVAL;
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if ((size_t)(e - v) >= cap || e == v)
+			return -EINVAL;
+		memcpy(out, v, (size_t)(e - v));
+		out[e - v] = 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int http_location_resolve(const char *base, const char *loc, char *out, size_t cap)
+{
+	struct url b, t;
+	int n;
+
+	if (url_parse(base, &b) < 0)
+		return -EINVAL;
+	for (const char *p = loc; *p; p++)
+		if (*p <= ' ' || *p == 0x7f)
+			return -EINVAL;
+	if (!strncmp(loc, "http://", 7) || !strncmp(loc, "https://", 8))
+		n = snprintf(out, cap, "%s", loc);
+	else if (!strncmp(loc, "//", 2)) /* scheme-relative */
+		n = snprintf(out, cap, "%s:%s", b.tls ? "https" : "http", loc);
+	else if (loc[0] == '/')
+		n = snprintf(out, cap, "%s://%s%s", b.tls ? "https" : "http", b.hosthdr, loc);
+	else if (strchr(loc, ':') && strcspn(loc, ":") < strcspn(loc, "/?#"))
+		return -EINVAL; /* another scheme */
+	else if (loc[0] == '?') /* a new query for the same path */
+		n = snprintf(out, cap, "%s://%s%.*s%s", b.tls ? "https" : "http", b.hosthdr,
+			     (int)strcspn(b.path, "?"), b.path, loc);
+	else { /* relative to the base path's directory (RFC 3986 5.2.3, without dot segments) */
+		size_t dir = strcspn(b.path, "?");
+
+		while (dir > 0 && b.path[dir - 1] != '/')
+			dir--;
+		n = snprintf(out, cap, "%s://%s%.*s%s", b.tls ? "https" : "http", b.hosthdr,
+			     (int)dir, b.path, loc);
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return -EINVAL;
+	*strchrnul(out, '#') = 0;
+	return url_parse(out, &t) < 0 ? -EINVAL : 0;
+}
+
+static int is_redirect(int status)
+{
+	return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+int http_fetch(const char *url, const struct ca_bundle *ca, int timeout_ms, size_t max,
+	       struct http_response *resp, char *err, size_t errlen)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
+	char cur[2048], next[2048], loc[2048];
+	struct url u;
+
+	memset(resp, 0, sizeof *resp);
+	if (snprintf(cur, sizeof cur, "%s", url) >= (int)sizeof cur || url_parse(cur, &u) < 0)
+		return errbuf_set(err, errlen, "'%.200s' is not an http[s]://HOST[:PORT]/PATH URL",
+				  url);
+	for (int hop = 0;; hop++) {
+		struct url nu;
+		int r = request(&u, ca, deadline, max, resp, err, errlen);
+
+		if (r < 0 || !is_redirect(resp->status))
+			return r;
+		if (hop == HTTP_REDIRECTS_MAX) {
+			http_response_free(resp);
+			errbuf_set(err, errlen, "%s: more than %d redirects", u.hostport,
+				   HTTP_REDIRECTS_MAX);
+			return -ELOOP;
+		}
+		r = header_value(resp->buf, resp->body, "Location", loc, sizeof loc);
+		if (r == 0)
+			r = http_location_resolve(cur, loc, next, sizeof next);
+		if (r < 0) {
+			errbuf_set(err, errlen, "%s: HTTP %d with %s Location", u.hostport,
+				   resp->status, r == -ENOENT ? "no" : "an unusable");
+			http_response_free(resp);
+			return -EINVAL;
+		}
+		http_response_free(resp);
+		url_parse(next, &nu);
+		if (u.tls && !nu.tls) {
+			errbuf_set(err, errlen, "%s: redirect from https to http refused (%.200s)",
+				   u.hostport, next);
+			return -EPERM;
+		}
+		memcpy(cur, next, sizeof cur);
+		u = nu;
+	}
 }
 
 void http_response_free(struct http_response *resp)

@@ -5,6 +5,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <bearssl.h>
 
 /* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" (host empty). -EINVAL on anything else. */
 int hostport_split(const char *s, char *host, size_t hcap, char *port, size_t pcap);
@@ -56,6 +59,56 @@ int http_url_split(const char *url, char *hostport, size_t hcap, char *path, siz
  * http_response_free), or -errno with one line logged. The status is not judged here. */
 int http_get(const char *url, int timeout_ms, size_t max, struct http_response *resp);
 void http_response_free(struct http_response *resp);
+
+/* ---- https:// (cabundle.c, https.c, http.c) ---- */
+/* Where ca-certificates keeps the system's roots; a node reads the real root's copy. */
+#define CA_BUNDLE_DEFAULT  "/etc/ssl/certs/ca-certificates.crt"
+#define CA_BUNDLE_MAX	   1024	     /* anchors; Debian's bundle has about 150 */
+#define CA_BUNDLE_FILE_MAX (4 << 20) /* bytes; Debian's is about 220 KiB */
+struct ca_bundle {
+	br_x509_trust_anchor *ta; /* n anchors, each DN and key in one allocation */
+	size_t n;
+	unsigned skipped; /* CERTIFICATE objects that did not decode */
+};
+/* The CERTIFICATE objects of a PEM text as trust anchors. Other objects and text between them
+ * are ignored; a certificate that does not decode is counted in skipped. -EINVAL with one line
+ * in err when none is usable or there are more than CA_BUNDLE_MAX. */
+int ca_bundle_parse(const char *pem, size_t len, struct ca_bundle *b, char *err, size_t errlen);
+/* ca_bundle_parse on a file of at most CA_BUNDLE_FILE_MAX bytes; -errno with one line naming
+ * the file in err. */
+int ca_bundle_load(const char *path, struct ca_bundle *b, char *err, size_t errlen);
+void ca_bundle_free(struct ca_bundle *b);
+
+/* A TLS 1.2 client on a connected non-blocking socket fd (not closed here): SNI host, the chain
+ * checked against ca and host at the system clock's time. An address host (no SNI) must be an
+ * iPAddress name of the server's certificate.
+ * Every call finishes by deadline (monotonic_ms). Errors: -EKEYREJECTED when the certificate
+ * was refused, -ETIMEDOUT, other -errno; one line naming the host in err. */
+struct tls_client;
+int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64_t deadline,
+		    struct tls_client **ret, char *err, size_t errlen);
+int tls_client_write(struct tls_client *c, const void *data, size_t len, uint64_t deadline,
+		     char *err, size_t errlen);
+/* Up to cap bytes of the response; 0 at the end (close_notify or the server's EOF). */
+ssize_t tls_client_read(struct tls_client *c, void *out, size_t cap, uint64_t deadline, char *err,
+			size_t errlen);
+void tls_client_free(struct tls_client *c);
+/* 1 when the DER certificate's subjectAltName holds the address ip (4 or 16 bytes). */
+int x509_has_ip_san(const uint8_t *der, size_t len, const uint8_t *ip, size_t iplen);
+
+#define HTTP_REDIRECTS_MAX 10
+/* GET url (http:// or https://) within timeout_ms for the whole chain, following 301, 302,
+ * 303, 307 and 308 (at most HTTP_REDIRECTS_MAX; a relative Location resolved against the URL it
+ * came from; https -> http refused). ca: the anchors for https:// (NULL: https refused). 0 with
+ * the last response in *resp (status not judged; free with http_response_free), or -errno
+ * with one line in err and nothing logged: -EKEYREJECTED (certificate refused), -ELOOP (too
+ * many redirects), -EPERM (https -> http), -ENOKEY (https without ca), -EINVAL (bad URL or
+ * Location), -EFBIG, or a network error. */
+int http_fetch(const char *url, const struct ca_bundle *ca, int timeout_ms, size_t max,
+	       struct http_response *resp, char *err, size_t errlen);
+/* Resolves a Location header value against the URL it came from into out. -EINVAL when it is
+ * not a URL we could fetch or does not fit. */
+int http_location_resolve(const char *base, const char *loc, char *out, size_t cap);
 /* Parses a whole response in buf (chunked bodies decoded in place). -EINVAL with one line. */
 int http_parse_response(char *buf, size_t len, int *status, char **body, size_t *body_len,
 			char *err, size_t errlen);
@@ -123,5 +176,12 @@ int ip_config_parse(const char *s, struct ip_config *ic, char *err, size_t errle
 int net_up(const struct ip_config *ic, const char *resolv);
 /* "nameserver" lines for the non-zero entries of dns, replacing path. */
 int resolv_conf_write(const char *path, const uint32_t dns[2], const char *origin);
+/* Before switch_root to newroot: src (the initramfs's resolv.conf from the lease) copied to
+ * rundir/constel/resolv.conf (rundir: the /run tmpfs that moves into newroot), and
+ * newroot/etc/resolv.conf made to show it: a bind mount over a regular file, or the file
+ * written where a symlink into /run points. A missing src or an /etc/resolv.conf that cannot
+ * be covered is one line and 0. After switch_root, update the servers by rewriting
+ * /etc/resolv.conf in place (a rename would leave the bind mount on the old file). (resolv.c) */
+int resolv_conf_carry(const char *src, const char *newroot, const char *rundir);
 
 #endif

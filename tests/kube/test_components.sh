@@ -34,9 +34,10 @@ sha() { echo "sha256:$(sha256sum <"$1" | cut -c1-64)"; }
 t=component_data_url_base64_installed_with_mode_0544
 install --url "data:application/json;base64,$(printf '[{"op":"add"}]' | base64 -w0)" \
 	--path /opt/kubernetes/patches/kube-apiserver+json.json
+rc=$? # the install's status, taken before any other command
 f=$work/root/opt/kubernetes/patches/kube-apiserver+json.json
-[ $? = 0 ] && [ "$(cat "$f")" = '[{"op":"add"}]' ] && [ "$(stat -c %a "$f")" = 544 ] &&
-	pass $t || fail $t "$(cat "$work/err")"
+[ $rc = 0 ] && [ "$(cat "$f")" = '[{"op":"add"}]' ] && [ "$(stat -c %a "$f")" = 544 ] &&
+	pass $t || fail $t "exit $rc: $(cat "$work/err")"
 
 t=component_data_url_percent_encoded
 install --url 'data:,a%20b%2Fc' --path /x/pct && [ "$(cat "$work/root/x/pct")" = 'a b/c' ] &&
@@ -72,13 +73,14 @@ printf 'long' >"$work/src/sub/$long"
 ln -s bridge "$work/src/loopback"
 tar -C "$work/src" -czf "$work/www/cni.tgz" .
 install --url "$url/cni.tgz" --hash "$(sha "$work/www/cni.tgz")" --extract true --path /opt/cni/bin
+rc=$?
 d=$work/root/opt/cni/bin
-if [ $? = 0 ] && cmp -s "$work/src/bridge" "$d/bridge" && [ "$(stat -c %a "$d/bridge")" = 755 ] &&
+if [ $rc = 0 ] && cmp -s "$work/src/bridge" "$d/bridge" && [ "$(stat -c %a "$d/bridge")" = 755 ] &&
 	[ "$(stat -c %a "$d/sub/deeper/10-net.conf")" = 640 ] && [ "$(cat "$d/sub/$long")" = long ] &&
 	[ "$(readlink "$d/loopback")" = bridge ]; then
 	pass $t
 else
-	fail $t "$(cat "$work/err"); $(ls -lR "$d" 2>&1 | head -20)"
+	fail $t "exit $rc: $(cat "$work/err"); $(ls -lR "$d" 2>&1 | head -20)"
 fi
 
 # evil archives: each must be refused naming the entry, and write nothing outside --path

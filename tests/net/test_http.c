@@ -68,3 +68,39 @@ TEST(http_parse_refuses_broken_responses_with_one_line)
 		CHECK(!strncmp(err, "http: ", 6) && !strchr(err, '\n'));
 	}
 }
+
+TEST(http_url_split_takes_a_query_and_drops_a_fragment)
+{
+	char h[64], p[64];
+
+	CHECK(http_url_split("http://x:8080?a=1#frag", h, sizeof h, p, sizeof p) == 0);
+	CHECK(!strcmp(h, "x:8080") && !strcmp(p, "/?a=1"));
+	CHECK(http_url_split("http://[::1]/y", h, sizeof h, p, sizeof p) == 0);
+	CHECK(!strcmp(h, "[::1]:80") && !strcmp(p, "/y"));
+}
+
+TEST(http_location_resolves_absolute_and_relative_redirects)
+{
+	const char *base = "https://github.com:443/org/repo/releases/download/v1/kubelet?x=1";
+	char out[512];
+
+	CHECK(http_location_resolve(base, "https://objects.example/a?sig=1#f", out, sizeof out) ==
+	      0);
+	CHECK(!strcmp(out, "https://objects.example/a?sig=1"));
+	CHECK(http_location_resolve(base, "//cdn.example/b", out, sizeof out) == 0);
+	CHECK(!strcmp(out, "https://cdn.example/b"));
+	CHECK(http_location_resolve(base, "/root", out, sizeof out) == 0);
+	CHECK(!strcmp(out, "https://github.com:443/root"));
+	CHECK(http_location_resolve(base, "v2/kubelet", out, sizeof out) == 0);
+	CHECK(!strcmp(out, "https://github.com:443/org/repo/releases/download/v1/v2/kubelet"));
+	CHECK(http_location_resolve(base, "?x=2", out, sizeof out) == 0);
+	CHECK(!strcmp(out, "https://github.com:443/org/repo/releases/download/v1/kubelet?x=2"));
+	CHECK(http_location_resolve("http://h", "x", out, sizeof out) == 0);
+	CHECK(!strcmp(out, "http://h/x"));
+	/* what could not be fetched, or would split the request line, is refused */
+	CHECK(http_location_resolve(base, "ftp://x/y", out, sizeof out) == -EINVAL);
+	CHECK(http_location_resolve(base, "file:/etc/passwd", out, sizeof out) == -EINVAL);
+	CHECK(http_location_resolve(base, "/a b", out, sizeof out) == -EINVAL);
+	CHECK(http_location_resolve(base, "https://u@h/", out, sizeof out) == -EINVAL);
+	CHECK(http_location_resolve(base, "/x", out, 10) == -EINVAL);
+}
