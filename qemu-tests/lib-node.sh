@@ -77,6 +77,11 @@ root_image() {
 	printf '127.0.0.1 localhost\n%s %s %s\n' "$NODE_MD_HOST" "$COMP_HOST" "$COMP_HOST_FOREIGN" >"$r/etc/hosts"
 	cp "$work/https/ca.crt" "$r/etc/ssl/certs/ca-certificates.crt"
 	cp "$work/ca.crt" "$work/ca.key" "$r/usr/share/standin/"
+	# the kubeadm double: the token of its init banner (one of the run's secrets: it must
+	# never reach a log) and how long it waits for the kubelet's TLS bootstrap (kubeadm: 4 min;
+	# bounded here so a node that never restarts kubelet fails within the boot's timeout)
+	printf '%s\n' "$banner_token" >"$r/usr/share/standin/banner-token"
+	echo 120 >"$r/usr/share/standin/tls-bootstrap-wait-s"
 	printf 'ID=debian\nNAME="constel-agent test root"\n' >"$r/etc/os-release"
 	rm -f "$work/root.raw" && truncate -s 160M "$work/root.raw"
 	mkfs.ext4 -q -F -E root_owner=0:0 -d "$r" "$work/root.raw"
@@ -151,6 +156,7 @@ cluster_setup() {
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
 		-subj /CN=kubernetes -days 1 >/dev/null 2>&1 || return 1
 	https_setup || return 1
+	banner_token=$(python3 -c 'import secrets as s; a="abcdefghijklmnopqrstuvwxyz0123456789"; t=lambda n: "".join(s.choice(a) for _ in range(n)); print(t(6)+"."+t(16))')
 	root_image || return 1
 	# the components: kubelet and kubeadm (both the stand-in) with their hashes; kubelet at
 	# the end of a chain of 3 redirects

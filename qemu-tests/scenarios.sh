@@ -4,7 +4,10 @@
 # the host tools (qemu-tests/lib-node.sh has the set-up). Each check prints PASS or FAIL; the
 # last line is "N passed, N failed". Every boot's serial log, swtpm log and vm.py summary stay
 # in $BUILD/qemu-logs/ (or NODE_LOGS).
-#   1 the first control plane, initialised by constel-init
+#   1 the first control plane, initialised by constel-init; Debian's real containerd serves
+#     its socket; the kubelet double fails as kubelet does until kubeadm wrote its config,
+#     then runs with every word of kubeadm's flags and the node's name as hostname (also 2, 3
+#     and 8); no bootstrap token printed
 #   2 a worker joins through constel-joinservice
 #   3 the worker reboots: rejoin, its data intact, kubelet without kubeadm
 #   4 the join service is down for the first 60 s of a boot, then up: the node joins
@@ -13,7 +16,8 @@
 #   7 a control plane reboots with no join service: constel-recover pushes the key
 #   8 a wrong init secret: failure with the node's logs, the node stays unlocked; the right
 #     one then initialises it
-#   9 no serial log holds a secret of the run (raw, hex or base64)
+#   9 no serial log holds a secret of the run (raw, hex or base64), nor anything shaped like
+#     a bootstrap token (the kubeadm double prints one without --skip-token-print)
 #  10 a component whose https server presents another CA's certificate: refused, one line
 #     naming the host (before 4, on the same fresh node)
 #  11 the first 4 KiB of an initialized disk zeroed (the primary LUKS2 binary header): the
@@ -57,6 +61,26 @@ PY
 pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
 ident() { sha256sum <"$1" | cut -c1-64; }
 tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
+# handover BOOT NODE [FIRST]: empty when the boot's kubelet (the faithful double) ran with
+# every word of kubeadm's KUBELET_KUBEADM_ARGS, the node's name as hostname and an answer from
+# the real containerd over its socket; with FIRST, also that it first failed as the real one
+# does without /var/lib/kubelet/config.yaml and was restarted until kubeadm wrote it. Else why.
+handover() {
+	local why= starts
+	[ "$(node_data "$1" kubelet_flags)" = ok ] ||
+		why="$why flags:$(grep -ao '@@DATA kubelet_flags .*' "$logs/$1.log" | head -1 | cut -c21-120)"
+	[ "$(node_data "$1" kubelet_hostname)" = "$2" ] && [ "$(node_data "$1" kubelet_hostname_ok)" = yes ] ||
+		why="$why hostname=$(node_data "$1" kubelet_hostname)"
+	node_data "$1" containerd_version | grep -qE '^v?[0-9]+\.[0-9]+' ||
+		why="$why containerd=$(grep -ao '@@DATA containerd_version .*' "$logs/$1.log" | tail -1 | cut -c27-100)"
+	if [ -n "${3:-}" ]; then
+		starts=$(node_data "$1" kubelet_starts)
+		[ "${starts:-0}" -ge 2 ] && grep -aq '@@STANDIN kubelet: start 1: exit 1: failed to load kubelet config file' "$logs/$1.log" ||
+			why="$why restarts:${starts:-none}"
+	fi
+	echo "$why"
+}
+
 # ---- 1: the first control plane ----
 node_ports
 node_boot control-plane-0 1-init &
@@ -94,6 +118,12 @@ t=node_vm_1_real_containerd_serves_its_socket
 grep -aq 'containerd successfully booted' "$logs/1-init.log" &&
 	grep -aq 'serving\.\.\. .*address.*=/run/containerd/containerd.sock$' "$logs/1-init.log" && pass $t ||
 	fail $t "no 'containerd successfully booted' serving /run/containerd/containerd.sock on the console"
+t=node_vm_1_kubelet_restarted_until_kubeadm_wrote_its_config_then_runs_with_its_flags
+why=$(handover 1-init control-plane-0 first)
+[ -z "$why" ] && pass "$t ($(node_data 1-init kubelet_starts) starts)" || fail $t "wrong:$why"
+t=node_vm_1_kubeadm_init_prints_no_token
+[ "$(node_data 1-init init_token_printed)" = no ] && ! grep -aqF "$banner_token" "$logs/1-init.log" && pass $t ||
+	fail $t "init_token_printed=$(node_data 1-init init_token_printed)"
 marker1=$(node_data 1-init marker_new)
 
 # ---- 8: a wrong init secret first, then the right one (control-plane-1) ----
@@ -122,7 +152,8 @@ t=node_vm_8_wrong_init_secret_fails_with_the_node_logs
 check node_vm_8_node_stays_unlocked_after_the_wrong_secret test "$locked" = 0
 t=node_vm_8_right_secret_then_initialises_the_node
 cid8=$(sed -n 's/^Cluster ID *\([0-9a-f]\{64\}\)$/\1/p' "$logs/8-constel-init-right.out")
-[ $right = 0 ] && [ $rc = 0 ] && [ "$(node_data 8-init-secret pcr15 | tr A-F a-f)" = "$(pcr15_of "${cid8:-00}")" ] &&
+why=$(handover 8-init-secret control-plane-1 first)
+[ $right = 0 ] && [ $rc = 0 ] && [ "$(node_data 8-init-secret pcr15 | tr A-F a-f)" = "$(pcr15_of "${cid8:-00}")" ] && [ -z "$why" ] &&
 	pass $t || fail $t "constel-init $right, boot $rc: $(tail -1 "$logs/8-constel-init-right.out") $(tail_log 8-init-secret)"
 
 # ---- 2: a worker joins ----
@@ -152,6 +183,9 @@ t=node_vm_2_worker_disk_initialized_and_marked
 [ "$(luks_token "$work/worker-0.raw")" = True ] && opens worker-0 &&
 	[ "$(node_data 2-join pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
 	fail $t "token $(luks_token "$work/worker-0.raw"), PCR 15 $(node_data 2-join pcr15)"
+t=node_vm_2_kubelet_restarted_until_kubeadm_wrote_its_config_then_runs_with_its_flags
+why=$(handover 2-join worker-0 first)
+[ -z "$why" ] && pass "$t ($(node_data 2-join kubelet_starts) starts)" || fail $t "wrong:$why"
 marker2=$(node_data 2-join marker_new)
 uuid2=$(cryptsetup luksUUID "$work/worker-0.raw")
 
@@ -169,6 +203,10 @@ t=node_vm_3_kubelet_started_without_kubeadm
 grep -aq '@@STANDIN kubelet ' "$logs/3-rejoin.log" && ! grep -aq '@@STANDIN kubeadm' "$logs/3-rejoin.log" &&
 	[ "$(node_data 3-rejoin pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
 	fail $t "kubeadm $(grep -ac '@@STANDIN kubeadm' "$logs/3-rejoin.log") times, PCR 15 $(node_data 3-rejoin pcr15)"
+
+t=node_vm_3_kubelet_with_kubeadms_flags_hostname_and_containerd
+why=$(handover 3-rejoin worker-0)
+[ -z "$why" ] && pass $t || fail $t "wrong:$why"
 
 # ---- 10: a component from a server with another CA's certificate ----
 cluster_joinservice "$work/m.json" "$work/components-foreign.json"
@@ -274,7 +312,8 @@ t=node_vm_7_constel_recover_unlocks_the_control_plane
 
 # ---- 9: no secret in any serial log ----
 python3 tests/secrets.py --workspace "$work/ws" --workspace "$work/ws8" --workspace "$work/ws-wrong" \
-	--scan "$work" --raw "$token" --raw "${token#*.}" --pem "$work/ca.key" >"$work/secrets"
+	--scan "$work" --raw "$token" --raw "${token#*.}" --raw "$banner_token" --raw "${banner_token#*.}" \
+	--pem "$work/ca.key" >"$work/secrets"
 n=$(wc -l <"$work/secrets")
 for log in "$logs"/[0-9]*.log; do
 	b=$(basename "$log" .log)
@@ -284,6 +323,8 @@ for log in "$logs"/[0-9]*.log; do
 		fail $t "only $n secrets gathered"
 	elif grep -aqiFf "$work/secrets" "$log"; then
 		fail $t "a secret is in $log"
+	elif grep -aqE '(^|[^a-z0-9.])[a-z0-9]{6}\.[a-z0-9]{16}([^a-z0-9.]|$)' "$log"; then
+		fail $t "something shaped like a bootstrap token is in $log"
 	else
 		pass $t
 	fi
