@@ -258,4 +258,20 @@ int kubelet_argv_text(const struct kubelet_env_text *files, size_t n_files, cons
 int kubelet_argv(const char *root, const char *kubelet, char *arena, size_t cap, const char **argv,
 		 size_t max_argv);
 
+/* kubeadm writes config.yaml, then kubeadm-flags.env, then asks the init system to restart
+ * kubelet (TryStartKubelet: systemctl restart). Without systemd, PID 1 does that restart: it
+ * takes a stamp of kubelet's files when it composes kubelet's argv, and restarts kubelet when
+ * kubelet_stamp_changed says one of them was written, replaced, created or removed since. A
+ * kubelet started between kubeadm's two writes would otherwise run without kubeadm's flags. */
+struct kubelet_stamp {
+	struct {
+		int present;
+		unsigned long long dev, ino, size;
+		long long mtime_s, mtime_ns, ctime_s, ctime_ns;
+	} f[3]; /* config.yaml, kubeadm-flags.env, /etc/default/kubelet */
+};
+void kubelet_stamp_take(const char *root, struct kubelet_stamp *s);
+/* 1 when a file changed since s was taken (its name on the log at debug level), else 0. */
+int kubelet_stamp_changed(const char *root, const struct kubelet_stamp *s);
+
 #endif

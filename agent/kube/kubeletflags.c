@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -416,4 +417,46 @@ int kubelet_argv(const char *root, const char *kubelet, char *arena, size_t cap,
 	for (size_t i = 0; i < 2; i++)
 		free((char *)f[i].text);
 	return r;
+}
+
+static const char *const stamped[3] = {"/var/lib/kubelet/config.yaml", FLAGS_ENV, EXTRA_ENV};
+
+static void stamp_one(const char *root, size_t i, struct kubelet_stamp *s)
+{
+	char path[4096];
+	struct stat st;
+
+	memset(&s->f[i], 0, sizeof s->f[i]);
+	if (snprintf(path, sizeof path, "%s%s", root ? root : "", stamped[i]) >= (int)sizeof path ||
+	    stat(path, &st) < 0)
+		return;
+	s->f[i].present = 1;
+	s->f[i].dev = (unsigned long long)st.st_dev;
+	s->f[i].ino = (unsigned long long)st.st_ino;
+	s->f[i].size = (unsigned long long)st.st_size;
+	s->f[i].mtime_s = (long long)st.st_mtim.tv_sec;
+	s->f[i].mtime_ns = (long long)st.st_mtim.tv_nsec;
+	s->f[i].ctime_s = (long long)st.st_ctim.tv_sec;
+	s->f[i].ctime_ns = (long long)st.st_ctim.tv_nsec;
+}
+
+void kubelet_stamp_take(const char *root, struct kubelet_stamp *s)
+{
+	for (size_t i = 0; i < 3; i++)
+		stamp_one(root, i, s);
+}
+
+int kubelet_stamp_changed(const char *root, const struct kubelet_stamp *s)
+{
+	struct kubelet_stamp now;
+
+	for (size_t i = 0; i < 3; i++) {
+		stamp_one(root, i, &now);
+		if (memcmp(&now.f[i], &s->f[i], sizeof now.f[i]) != 0) {
+			log_debug("kubelet: %s%s changed since kubelet started", root ? root : "",
+				  stamped[i]);
+			return 1;
+		}
+	}
+	return 0;
 }

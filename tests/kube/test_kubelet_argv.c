@@ -114,6 +114,28 @@ static void put_file(const char *dir, const char *rel, const char *text)
 		abort();
 }
 
+TEST(kubelet_stamp_sees_kubeadm_write_its_files)
+{
+	struct kubelet_stamp s;
+	char dir[64];
+	int fresh, created, rewritten, same, removed;
+
+	harness_tmpdir(dir, "kubelet-stamp");
+	kubelet_stamp_take(dir, &s);
+	fresh = kubelet_stamp_changed(dir, &s);
+	put_file(dir, "/var/lib/kubelet/config.yaml", "kind: KubeletConfiguration\n");
+	created = kubelet_stamp_changed(dir, &s);
+	kubelet_stamp_take(dir, &s);
+	same = kubelet_stamp_changed(dir, &s);
+	put_file(dir, "/var/lib/kubelet/kubeadm-flags.env", kubeadm_flags);
+	rewritten = kubelet_stamp_changed(dir, &s);
+	kubelet_stamp_take(dir, &s);
+	unlink(harness_path(dir, "var/lib/kubelet/kubeadm-flags.env"));
+	removed = kubelet_stamp_changed(dir, &s);
+	harness_rmtree(dir);
+	CHECK(!fresh && created && !same && rewritten && removed);
+}
+
 static const char *const fixed[] = {
     "/usr/bin/kubelet",
     "--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
@@ -247,6 +269,16 @@ static pid_t spawn_in(const char *root, const char *hostname, const char *const 
 	return pid;
 }
 
+/* The stand-in of tests/vm/standin.c, as make builds it ($BUILD/vm/standin). */
+static const char *standin(void)
+{
+	static char path[256];
+	const char *b = getenv("BUILD");
+
+	snprintf(path, sizeof path, "%s/vm/standin", b && *b ? b : "build");
+	return path;
+}
+
 static int copy_file(const char *from, const char *to)
 {
 	char cmd[512];
@@ -261,17 +293,18 @@ TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
 			      "--config",	  "/tmp/cfg.yaml", NULL};
 	char dir[64], arena[8192], *out;
 	const char *argv[64];
+	struct kubelet_stamp stamp;
 	pid_t kubeadm, kubelet = -1;
 	int st = -1, starts = 0, ok_starts = 0;
 	uint64_t end;
 
-	if (access("build/vm/standin", X_OK) < 0) {
-		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+	if (access(standin(), X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "%s missing: make %s", standin(), standin());
 		return;
 	}
 	harness_tmpdir(dir, "kubelet-double");
-	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
-	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubelet")) == 0);
+	CHECK(copy_file(standin(), harness_path(dir, "usr/bin/kubeadm")) == 0);
+	CHECK(copy_file(standin(), harness_path(dir, "usr/bin/kubelet")) == 0);
 	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "20\n");
 	put_file(dir, "/tmp/cfg.yaml", join_cfg);
 	put_file(dir, "/run/.keep", "");
@@ -284,12 +317,19 @@ TEST(kubelet_argv_satisfies_the_kubelet_double_once_kubeadm_wrote_its_flags)
 			    kubelet_argv(dir, "/usr/bin/kubelet", arena, sizeof arena, argv, 64);
 
 			CHECK(n >= 4);
+			kubelet_stamp_take(dir, &stamp);
 			kubelet = spawn_in(dir, "worker-0", argv, "kubelet.out");
 			starts++;
 			ok_starts += n > 4;
 		}
 		if (kubelet > 0 && waitpid(kubelet, NULL, WNOHANG) == kubelet)
 			kubelet = -1;
+		/* kubeadm's "systemctl restart kubelet" once it wrote the files */
+		if (kubelet > 0 && kubelet_stamp_changed(dir, &stamp)) {
+			kill(kubelet, SIGTERM);
+			waitpid(kubelet, NULL, 0);
+			kubelet = -1;
+		}
 		/* kubeadm after the first kubelet gave up, as on a node that downloads it first */
 		if (kubeadm < 0 && kubelet < 0)
 			kubeadm = spawn_in(dir, "worker-0", join, "kubeadm.out");
@@ -356,12 +396,12 @@ TEST(kubeadm_double_fails_as_kubeadm_without_a_kubelet_and_prints_the_token_unle
 	char dir[64], *out, token_line[64];
 	int st, join_failed, said, printed, withheld, files;
 
-	if (access("build/vm/standin", X_OK) < 0) {
-		harness_fail(__FILE__, __LINE__, "build/vm/standin missing: make build/vm/standin");
+	if (access(standin(), X_OK) < 0) {
+		harness_fail(__FILE__, __LINE__, "%s missing: make %s", standin(), standin());
 		return;
 	}
 	harness_tmpdir(dir, "kubeadm-double");
-	CHECK(copy_file("build/vm/standin", harness_path(dir, "usr/bin/kubeadm")) == 0);
+	CHECK(copy_file(standin(), harness_path(dir, "usr/bin/kubeadm")) == 0);
 	put_file(dir, "/usr/share/standin/tls-bootstrap-wait-s", "1\n");
 	put_file(dir, "/usr/share/standin/banner-token", "k8f3x2.q7w1e9r4t6y8u0i2\n");
 	put_file(dir, "/tmp/cfg.yaml", join_cfg);
