@@ -86,15 +86,18 @@ struct sv_child {
 	/* Instead of argv: run(arg) in the forked child, its return value the exit status. */
 	int (*run)(void *arg);
 	void *arg;
-	int backoff_max_ms;  /* 0: the supervisor's */
-	int64_t deadline_ms; /* SV_ONCE: CLOCK_MONOTONIC ms when its process group is killed */
+	int backoff_max_ms; /* 0: the supervisor's */
+	/* SV_ONCE: CLOCK_MONOTONIC ms when its process group gets SIGTERM (a kubeadm runner
+	 * stops kubeadm's own group on it), SIGKILL SV_KILL_GRACE_MS later */
+	int64_t deadline_ms;
 	/* state, written by the supervisor; zero before the first start */
 	pid_t pid;	       /* > 0 while running; the child leads its own process group */
 	int restarts;	       /* back-off step; 0 again after SV_UP_RESET_MS up */
 	int64_t next_start_ms; /* CLOCK_MONOTONIC ms when the next start is due */
 	int last_status;       /* of the last exit, as waitpid() wrote it; -1 unknown */
 	int done;	       /* SV_ONCE child that has exited */
-	int timed_out;	       /* SV_ONCE child killed at its deadline */
+	int timed_out;	       /* SV_ONCE child stopped at its deadline */
+	int64_t kill_ms;       /* after the deadline: when SIGKILL follows */
 	int64_t started_ms;    /* CLOCK_MONOTONIC ms of the last start */
 };
 
@@ -110,6 +113,7 @@ struct supervisor {
 	sigset_t old_mask;
 };
 
+#define SV_KILL_GRACE_MS 5000
 /* A child up this long starts the back-off over at backoff_min_ms. */
 #define SV_UP_RESET_MS 60000
 

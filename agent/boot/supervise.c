@@ -1,7 +1,8 @@
-/* PID 1 after switch_root: a small supervisor for the node's services (kubeadm once,
- * containerd and kubelet restarted with back-off), the reaping every PID 1 owes its orphans,
- * the shutdown signals, and the shutdown itself (unmounts, state disk, links, reboot). Signals
- * are read from a signalfd in one poll() loop; no handler runs asynchronously. */
+/* PID 1's supervisor for the whole boot: every child (the join rounds, kubeadm once in its
+ * own process group with a deadline, containerd and kubelet restarted with back-off), the
+ * reaping every PID 1 owes its orphans, the shutdown signals read from a signalfd that the
+ * caller polls in its one loop (no handler runs asynchronously), and the shutdown itself
+ * (unmounts, state disk, links, reboot). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -204,6 +205,7 @@ struct sv_child *sv_add(struct supervisor *s, const struct sv_child *c)
 	slot->restarts = 0;
 	slot->done = 0;
 	slot->timed_out = 0;
+	slot->kill_ms = 0;
 	slot->last_status = -1;
 	slot->next_start_ms = 0;
 	if ((size_t)(slot - s->children) >= s->n)
@@ -349,10 +351,17 @@ int sv_handle(struct supervisor *s)
 		if (!c->name)
 			continue;
 		if (c->pid > 0 && c->deadline_ms > 0 && now >= c->deadline_ms && !c->timed_out) {
-			log_error(
-			    "%s: no exit within its bound of %lld s: killing its process group",
-			    c->name, (long long)(c->deadline_ms - c->started_ms) / 1000);
+			log_error("%s: no exit within its bound of %lld s: stopping its process "
+				  "group",
+				  c->name, (long long)(c->deadline_ms - c->started_ms) / 1000);
 			c->timed_out = 1;
+			c->kill_ms = now + SV_KILL_GRACE_MS;
+			kill(-c->pid, SIGTERM);
+			kill(c->pid, SIGTERM);
+		} else if (c->pid > 0 && c->timed_out && c->kill_ms && now >= c->kill_ms) {
+			log_warn("%s: still there %d s after SIGTERM: killing its process group",
+				 c->name, SV_KILL_GRACE_MS / 1000);
+			c->kill_ms = 0;
 			kill(-c->pid, SIGKILL);
 			kill(c->pid, SIGKILL);
 		}
@@ -375,6 +384,8 @@ int sv_next_ms(const struct supervisor *s)
 			wake = c->next_start_ms;
 		if (c->pid > 0 && c->deadline_ms > 0 && !c->timed_out && c->deadline_ms < wake)
 			wake = c->deadline_ms;
+		if (c->pid > 0 && c->timed_out && c->kill_ms && c->kill_ms < wake)
+			wake = c->kill_ms;
 	}
 	return wake > now ? (int)(wake - now) : 0;
 }

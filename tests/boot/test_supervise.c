@@ -390,7 +390,7 @@ TEST(supervise_kills_the_process_group_of_a_once_child_at_its_deadline)
 	while (!k->done && now_ms() - t0 < 5000)
 		poll_loop(&s, 50);
 	CHECK(k->done && k->timed_out);
-	CHECK(WIFSIGNALED(k->last_status) && WTERMSIG(k->last_status) == SIGKILL);
+	CHECK(WIFSIGNALED(k->last_status) && WTERMSIG(k->last_status) == SIGTERM);
 	CHECK(now_ms() - t0 >= 400 && now_ms() - t0 < 3000);
 	poll_loop(&s, 200); /* the grandchild, orphaned to us, is reaped */
 	CHECK(slurp(at("grandchild"), buf, sizeof buf) > 0);
@@ -420,6 +420,32 @@ TEST(supervise_reaps_orphans_while_the_boot_goes_on)
 	orphan = atoi(buf);
 	CHECK(orphan > 1 && kill(orphan, 0) < 0 && errno == ESRCH); /* no zombie */
 	CHECK(slots[0].pid > 0);				    /* the service still runs */
+	sv_stop(&s);
+	sv_close(&s);
+	teardown();
+}
+
+TEST(supervise_kills_a_once_child_that_ignores_sigterm_after_the_grace)
+{
+	struct sv_child slots[2] = {0};
+	struct supervisor s = {.children = slots, .cap = 2};
+	const char *argv[] = {NULL, NULL};
+	struct sv_child c = {.name = "stubborn-kubeadm-double", .argv = argv, .policy = SV_ONCE};
+	struct sv_child *k;
+	int64_t t0;
+
+	setup();
+	argv[0] = script("stubborn-kubeadm-double", "trap '' TERM\nwhile :; do sleep 0.05; done\n");
+	CHECK(sv_open(&s) == 0);
+	t0 = now_ms();
+	c.deadline_ms = t0 + 200;
+	k = sv_add(&s, &c);
+	CHECK(k && k->pid > 0);
+	while (!k->done && now_ms() - t0 < 10000)
+		poll_loop(&s, 50);
+	CHECK(k->done && k->timed_out);
+	CHECK(WIFSIGNALED(k->last_status) && WTERMSIG(k->last_status) == SIGKILL);
+	CHECK(now_ms() - t0 >= 200 + SV_KILL_GRACE_MS && now_ms() - t0 < 9000);
 	sv_stop(&s);
 	sv_close(&s);
 	teardown();

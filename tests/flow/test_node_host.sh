@@ -236,7 +236,7 @@ after=$(tail -n +"$node_from" "$work/cp0.log" | sed -n '/the key does not open t
 same=$(sha256sum <"$work/cp0.img")
 kill -0 $pid 2>/dev/null
 up=$?
-(cd "$work/ws" && "$tools/constel-recover" --endpoint "127.0.0.1:$port" --measurements "$work/m.json" >/dev/null 2>&1)
+(cd "$work/ws" && timeout 30 "$tools/constel-recover" --endpoint "127.0.0.1:$port" --measurements "$work/m.json" >/dev/null 2>&1)
 rc2=$?
 wait_pid $pid 30
 nrc=$?
