@@ -232,13 +232,22 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	@echo; tests/bench/boot-vm.sh $(BUILD)
 
 FUZZ_TIME ?= 60
+# Each target for FUZZ_TIME seconds, then one line of libFuzzer's final stats: executions,
+# exec/s, coverage (cov: edges, ft: features) and the corpus size.
 fuzz: fuzz-build
+	@printf '%-22s %12s %8s %6s %7s %7s\n' target execs exec/s cov ft corpus
 	@for f in $(FUZZ_BINS); do \
 	  n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
-	  echo "fuzz: $$n for $(FUZZ_TIME) s"; \
-	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
+	  $$f -max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/ \
+	    $(BUILD)/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
 	    2>$(BUILD)/fuzz/$$n.log || { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; \
-	  grep -E '^(#[0-9]+ +DONE|Done)' $(BUILD)/fuzz/$$n.log | tail -1; \
+	  d=$$(grep -E '^#[0-9]+[[:space:]]+DONE' $(BUILD)/fuzz/$$n.log | tail -1); \
+	  printf '%-22s %12s %8s %6s %7s %7s\n' $$n \
+	    $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/$$n.log) \
+	    $$(sed -n 's/^stat::average_exec_per_sec: *//p' $(BUILD)/fuzz/$$n.log) \
+	    $$(echo "$$d" | sed -n 's/.* cov: \([0-9]*\).*/\1/p') \
+	    $$(echo "$$d" | sed -n 's/.* ft: \([0-9]*\).*/\1/p') \
+	    $$(echo "$$d" | sed -n 's/.* corp: \([0-9]*\)\/.*/\1/p'); \
 	done
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

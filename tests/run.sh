@@ -36,10 +36,25 @@ run_counted() {
 	fi
 }
 
+# fail NAME WHY: one failure of the runner itself
+fail_run() {
+	echo "FAIL $1: $2"
+	failed=$((failed + 1))
+	failures+=("FAIL $1: $2")
+}
+
 echo "== unit tests (ASan + UBSan build)"
+units=0
 while IFS= read -r bin; do
+	units=$((units + 1))
 	run_counted "${bin#"$BUILD"/test/bin/}" "$bin"
-done < <(find "$BUILD/test/bin" -type f -perm -u+x | sort)
+done < <(find "$BUILD/test/bin" -type f -perm -u+x 2>/dev/null | sort)
+# an empty or partial build is a failure, not a pass: every tests/*/test_*.c has its binary
+[ $units != 0 ] || fail_run unit_tests "no unit-test binaries in $BUILD/test/bin"
+for src in tests/*/test_*.c; do
+	bin=$BUILD/test/bin/${src#tests/}
+	[ -x "${bin%.c}" ] || fail_run "${src#tests/}" "no binary ${bin%.c}"
+done
 
 echo "== shell tests"
 for t in tests/*/test_*.sh; do
@@ -47,8 +62,13 @@ for t in tests/*/test_*.sh; do
 done
 
 echo "== fuzz targets (corpus, then ${FUZZ_TEST_TIME} s each)"
-for bin in "$BUILD"/fuzz/bin/fuzz_*; do
-	name=$(basename "$bin")
+for src in tests/fuzz/fuzz_*.c; do
+	name=$(basename "$src" .c)
+	bin=$BUILD/fuzz/bin/$name
+	if [ ! -x "$bin" ]; then
+		fail_run "$name" "no fuzz binary $bin"
+		continue
+	fi
 	corpus=tests/fuzz/corpus/$name
 	work=$(mktemp -d)
 	log=$BUILD/fuzz/$name.test.log

@@ -2,7 +2,9 @@
  * the AK (RSA or ECC) taken on trust as QEMU does, each quote in the order SHA-512, SHA-384,
  * SHA-256 (SHA-1 refused) until one passes signature, magic, type, nonce, selection, PCR
  * digest and event-log replay; then the expected measurements against the SHA-256 quote,
- * enforced or warn-only. Every refusal is one line naming what differs. */
+ * enforced or warn-only, once that quote passed the same checks (Go compares the SHA-256
+ * quote's values even when another bank's quote was the one that verified). Every refusal is one
+ * line naming what differs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,18 @@
 #include "base/eventlog.h"
 
 #define QUOTES_MAX 8
+
+/* A PCR index as a JSON key: decimal digits only (no blanks, sign or leading zero, as
+ * strtol would accept), below TPM_PCRS; -1 otherwise. */
+static int pcr_index(const char *key)
+{
+	if (key[0] >= '0' && key[0] <= '9' && !key[1])
+		return key[0] - '0';
+	if (key[0] >= '1' && key[0] <= '9' && key[1] >= '0' && key[1] <= '9' && !key[2] &&
+	    (key[0] - '0') * 10 + (key[1] - '0') < TPM_PCRS)
+		return (key[0] - '0') * 10 + (key[1] - '0');
+	return -1;
+}
 
 struct quote {
 	uint8_t *quote, *sig;
@@ -94,12 +108,10 @@ static int parse_quote(json_object *o, struct quote *q, char *err, size_t errlen
 		return errbuf_set(err, errlen, "qemu-vtpm: pcrs.pcrs is not an object");
 	json_object_object_foreach(map, key, val)
 	{
-		char *end;
-		long i = strtol(key, &end, 10);
+		int i = pcr_index(key);
 		size_t n;
 
-		if (*end || end == key || i < 0 || i >= TPM_PCRS ||
-		    !json_object_is_type(val, json_type_string) ||
+		if (i < 0 || !json_object_is_type(val, json_type_string) ||
 		    base64_decode(BASE64_STD, json_object_get_string(val),
 				  (size_t)json_object_get_string_len(val), q->value[i],
 				  TPM_DIGEST_MAX, &n) < 0)
@@ -352,7 +364,7 @@ int qemu_vtpm_validate(const uint8_t *buf, size_t len, const uint8_t *nonce, siz
 	struct doc *d = calloc(1, sizeof *d);
 	TPMT_PUBLIC ak;
 	uint8_t extra[32], tpm_nonce[32];
-	const struct quote *q256 = NULL;
+	const struct quote *q256 = NULL, *verified = NULL;
 	char why[256] = "no quote of a known bank";
 	br_sha256_context h;
 	size_t off = 0;
@@ -395,17 +407,32 @@ int qemu_vtpm_validate(const uint8_t *buf, size_t len, const uint8_t *nonce, siz
 				continue;
 			}
 			ok = 1;
+			verified = &d->q[i];
 		}
 	if (!ok) {
 		errbuf_set(err, errlen, "qemu-vtpm: no quote verifies (%s)", why);
 		goto out;
 	}
+	/* Go reads the measurements from the SHA-256 quote (GetSHA256QuoteIndex: the last one)
+	 * whichever quote verified above; here that quote must itself pass every check
+	 * (signature, nonce, selection, digest, event log), or its PCR values are only claims. */
 	for (size_t i = 0; i < d->n; i++)
 		if (d->q[i].hash == TPM_ALG_SHA256)
 			q256 = &d->q[i];
 	if (!q256) {
 		errbuf_set(err, errlen, "qemu-vtpm: no SHA-256 quote for the measurements");
 		goto out;
+	}
+	if (q256 != verified) {
+		char e[200];
+
+		if (check_quote(&ak, d, q256, tpm_nonce, e, sizeof e) < 0) {
+			errbuf_set(err, errlen,
+				   "qemu-vtpm: the SHA-256 quote that holds the measurements does "
+				   "not verify (%s)",
+				   e);
+			goto out;
+		}
 	}
 	if ((r = check_measurements(q256, m, err, errlen)) < 0)
 		goto out;
@@ -452,10 +479,9 @@ int measurements_parse(const char *buf, size_t len, struct measurements *ret, ch
 	{
 		struct measurement *e;
 		json_object *x = val, *w;
-		char *end;
-		long pcr = strtol(key, &end, 10);
+		int pcr = pcr_index(key);
 
-		if (*end || end == key || pcr < 0 || pcr >= TPM_PCRS || m.n == TPM_PCRS) {
+		if (pcr < 0 || m.n == TPM_PCRS) {
 			errbuf_set(err, errlen, "measurements: key '%.16s' is not a PCR index",
 				   key);
 			goto out;
@@ -464,7 +490,7 @@ int measurements_parse(const char *buf, size_t len, struct measurements *ret, ch
 		e->pcr = (int)pcr;
 		if (json_object_is_type(val, json_type_object)) {
 			if (!json_object_object_get_ex(val, "expected", &x)) {
-				errbuf_set(err, errlen, "measurements: PCR %ld has no expected",
+				errbuf_set(err, errlen, "measurements: PCR %d has no expected",
 					   pcr);
 				goto out;
 			}
@@ -476,7 +502,7 @@ int measurements_parse(const char *buf, size_t len, struct measurements *ret, ch
 			       e->expected, sizeof e->expected, &e->len) < 0 ||
 		    (e->len != 32 && e->len != 48) || (want_len && e->len != want_len)) {
 			errbuf_set(err, errlen,
-				   "measurements: PCR %ld: expected must be 32 or 48 bytes of hex, "
+				   "measurements: PCR %d: expected must be 32 or 48 bytes of hex, "
 				   "the same for all",
 				   pcr);
 			goto out;

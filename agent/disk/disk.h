@@ -32,15 +32,20 @@ enum disk_state {
 struct luks2_info {
 	char uuid[40];
 	uint64_t hdr_size;
+	int damaged; /* one header copy is missing or damaged; the decision used the other */
 };
 
 /* Routes libcryptsetup's messages (one process-wide callback) to our log at debug level;
  * every user of libcryptsetup calls this first. */
 void disk_crypt_log_setup(void);
 
-/* Classifies the start of a disk (at least 4096 bytes; the whole header when it is LUKS2).
- * Returns an enum disk_state, or -EINVAL with one line in err naming the field when the
- * header is LUKS2 but fails the check (the caller must refuse the disk, not format it). */
+/* Classifies the start of a disk (at least 4096 bytes; both headers when it is LUKS2), as
+ * libcryptsetup reads it: a missing or damaged primary is recovered from the secondary found
+ * at libcryptsetup's offsets (16 KiB * 2^k up to 4 MiB), and the disk decided by the copy
+ * libcryptsetup would use, under the same strict check. Never DISK_NEW while a copy of a
+ * header is on the disk. Returns an enum disk_state, or -EINVAL with one line in err naming
+ * the field when a header fails the check or no copy is intact (the caller must refuse the
+ * disk, not format it). */
 int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char *err,
 		   size_t errlen);
 
@@ -74,6 +79,7 @@ struct disk {
 	 * disk_open. */
 	int no_dm;
 	struct secret *pass; /* first boot: keyslot 0's temporary passphrase until disk_set_key */
+	int damaged;	     /* one header copy needs the repair disk_unlock makes */
 	/* measured, for the boot timeline and the bench */
 	uint64_t wipe_bytes, wipe_ns, format_ns;
 	uint64_t unlock_ns; /* the last disk_unlock (activation) or disk_check_key (keyslot) */
@@ -98,7 +104,8 @@ int disk_set_key(struct disk *d, const struct secret *key);
  * when disk_set_key has not succeeded. */
 int disk_mark_initialized(struct disk *d);
 /* Reboot path: an initialized disk activated as d->name with key. A wrong key: -EPERM with one
- * line, nothing changed. */
+ * line, nothing changed. Once the key opened it, a damaged header copy is rewritten from the
+ * intact one (crypt_repair, as cryptsetup repair does). */
 int disk_unlock(struct disk *d, const struct secret *key);
 /* Whether key opens keyslot 0, without activating anything (0 yes, -EPERM no); the time the
  * keyslot took (PBKDF and volume-key check) is in d->unlock_ns. */

@@ -347,6 +347,7 @@ int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char
 	if (info) {
 		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + use + 168);
 		info->hdr_size = size;
+		info->damaged = c1 != COPY_VALID || c2 != COPY_VALID;
 	}
 	return r;
 }

@@ -168,7 +168,12 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 		return r;
 	}
 	d->state = (enum disk_state)r;
+	d->damaged = r != DISK_NEW && info.damaged;
 	set_uuid(d, info.uuid);
+	if (d->damaged)
+		log_warn("disk: %s: one LUKS2 header copy is missing or damaged; the intact copy "
+			 "decides",
+			 path);
 	return r;
 }
 
@@ -388,6 +393,33 @@ int disk_check_key(struct disk *d, const void *key, size_t len)
 	return r < 0 ? (r == -EPERM ? -EPERM : r) : 0;
 }
 
+/* The damaged header copy rewritten from the intact one, once the key has opened the disk:
+ * libcryptsetup skips its own recovery with locking disabled; crypt_repair does it. */
+static void repair(struct disk *d)
+{
+	struct crypt_device *cd;
+	char err[256];
+	int r;
+
+	if (!d->damaged)
+		return;
+	d->damaged = 0;
+	if ((r = crypt_init(&cd, d->path)) == 0) {
+		r = crypt_repair(cd, CRYPT_LUKS2, NULL);
+		crypt_free(cd);
+	}
+	if (r == 0 && (r = disk_classify(d->path, NULL, err, sizeof err)) != DISK_INITIALIZED)
+		r = r < 0 ? r : -EIO;
+	if (r < 0)
+		log_warn("disk: %s: the damaged LUKS2 header copy was not repaired (%s); the "
+			 "intact copy stays in use",
+			 d->path, strerror(-r));
+	else
+		log_info(
+		    "disk: %s: the damaged LUKS2 header copy was rewritten from the intact one",
+		    d->path);
+}
+
 int disk_unlock(struct disk *d, const struct secret *key)
 {
 	uint64_t t0;
@@ -399,7 +431,10 @@ int disk_unlock(struct disk *d, const struct secret *key)
 		r = disk_check_key(d, key->bytes, key->len);
 		if (r == -EPERM)
 			return log_err(-EPERM, "disk: %s: the key does not open the disk", d->path);
-		return r < 0 ? log_err(r, "disk: %s: checking the key", d->path) : 0;
+		if (r < 0)
+			return log_err(r, "disk: %s: checking the key", d->path);
+		repair(d);
+		return 0;
 	}
 	if ((r = load(d, DISK_INITIALIZED)) < 0)
 		return r;
@@ -413,6 +448,7 @@ int disk_unlock(struct disk *d, const struct secret *key)
 		return log_err(r, "disk: %s: activating %s", d->path, d->name);
 	log_info("disk: %s: unlocked as /dev/mapper/%s in %llu ms", d->path, d->name,
 		 (unsigned long long)(d->unlock_ns / 1000000));
+	repair(d);
 	return 0;
 }
 

@@ -64,7 +64,10 @@ static int get_number(const char *cmdline, const char *key, struct arena *a, lon
 		return r;
 	errno = 0;
 	*out = strtol(v, &end, 10);
-	if (errno || end == v || *end || *out < lo || *out > hi)
+	/* digits only (an optional '-' when lo allows it): strtol would skip blanks and a '+' */
+	if (!((v[0] >= '0' && v[0] <= '9') ||
+	      (lo < 0 && v[0] == '-' && v[1] >= '0' && v[1] <= '9')) ||
+	    errno || end == v || *end || *out < lo || *out > hi)
 		return errbuf_set(err, errlen, "command line: %s=%.32s is not a number in %ld..%ld",
 				  key, v, lo, hi);
 	return 1;

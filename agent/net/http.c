@@ -93,8 +93,10 @@ static ssize_t unchunk(char *b, size_t len, char *err, size_t errlen)
 		if (!crlf)
 			return errbuf_set(err, errlen, "http: chunk size line missing");
 		errno = 0;
-		n = strtoul(b + in, &end, 16);
-		if (end == b + in || errno || (end != crlf && *end != ';'))
+		/* hex digits first: strtoul would take blanks, a sign or "0x" */
+		n = hex_digit(b[in]) >= 0 ? strtoul(b + in, &end, 16) : (end = b + in, 0);
+		if (end == b + in || errno || (end != crlf && *end != ';') ||
+		    (b[in] == '0' && (b[in + 1] == 'x' || b[in + 1] == 'X')))
 			return errbuf_set(err, errlen, "http: bad chunk size");
 		in = (size_t)(crlf - b) + 2;
 		if (n == 0)

@@ -83,7 +83,6 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 		     const uint8_t *value, size_t vlen, uint8_t flags, void *u)
 {
 	struct grpc_client *c = u;
-	char v[16];
 
 	(void)s;
 	(void)flags;
@@ -92,9 +91,12 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 	if (nlen == 7 && !memcmp(name, ":status", 7) && vlen == 3) {
 		c->http_status = (value[0] - '0') * 100 + (value[1] - '0') * 10 + (value[2] - '0');
 	} else if (nlen == 11 && !memcmp(name, "grpc-status", 11) && vlen > 0 && vlen < 4) {
-		memcpy(v, value, vlen);
-		v[vlen] = '\0';
-		c->status = atoi(v);
+		/* digits only: atoi would read " 0", "+0" or "0x" as OK (0) */
+		int st = 0;
+
+		for (size_t i = 0; i < vlen && st >= 0; i++)
+			st = value[i] >= '0' && value[i] <= '9' ? st * 10 + (value[i] - '0') : -1;
+		c->status = st < 0 ? GRPC_UNKNOWN : st;
 		c->have_status = 1;
 	} else if (nlen == 12 && !memcmp(name, "grpc-message", 12)) {
 		grpc_percent_decode(value, vlen, c->message, sizeof c->message);

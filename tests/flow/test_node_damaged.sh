@@ -1,7 +1,8 @@
 # A node whose state disk lost its primary LUKS2 header (the first 4 KiB zeroed, as a bad
 # write or a careless dd leaves it) in host mode (`constel-agent node --root DIR`, the disk an
 # image file, swtpm): the secondary header still says initialized, so the node takes the
-# rejoin path on the same disk (libcryptsetup loads the secondary copy) and never formats it.
+# rejoin path on the same disk (libcryptsetup loads the secondary copy), never formats it, and
+# rewrites the primary from the secondary once the cluster's key opened the disk.
 # Against constel-joinservice; and against a join endpoint that never answers, where the
 # image must stay byte-identical while the node retries.
 . tests/lib.sh
@@ -87,6 +88,9 @@ else
 	this_run | grep -q 'format' && why="$why formatted"
 	[ "$(uuid "$work/w1.img")" = "$uuid1" ] || why="$why uuid"
 	[ -e "$work/w1/run/state/kubelet/pki/kubelet-client-crt.pem" ] || why="$why state-lost"
+	# once the key opened the disk, the primary is rewritten from the secondary
+	this_run | grep -q 'damaged LUKS2 header copy was rewritten from the intact one' || why="$why no-repair"
+	[ "$(head -c 6 "$work/w1.img" | od -An -tx1 | tr -d ' \n')" = 4c554b53babe ] || why="$why primary-still-zero"
 	[ -z "$why" ] && pass $t || fail $t "wrong:$why; $(this_run | tail -3)"
 fi
 

@@ -163,7 +163,7 @@ if start_agent initslow serve-init --listen 127.0.0.1:0 --init-secret-hash "$wor
 	sleep 1
 	"$peer" init-client --addr "127.0.0.1:$port" --secret "$secret" >"$work/slow2.out" 2>&1
 	rc2=$?
-	wait "$first"
+	wait_pid "$first" 60
 	rc1=$?
 	wait_pid "$pid" 15
 	rc=$?

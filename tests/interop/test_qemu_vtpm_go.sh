@@ -99,7 +99,7 @@ chmod +x "$work/kubeadm.sh"
 ipid=$!
 iport=$(logged_port "$work/init.log")
 out=$("$peer" init-client --addr "127.0.0.1:$iport" --secret "$secret")
-wait $ipid
+wait_pid $ipid 60 # bounded: a failed CLI leaves serve-init waiting
 rc=$?
 if [ $rc = 0 ] && grep -q '"cluster_id":"823267d1276b940d1f04b9fac150721f196bf1090e125684d4efd8416a691588"' <<<"$out" &&
 	[ "$(pcr15)" = 739f5470af0ec8615323225d31cb09f458f93c24a94c7fb491b8b3973cb89f89 ]; then

@@ -5,7 +5,8 @@
 #   1 first boot on a blank disk: formatted, token false, mapping, ext4, key change, token
 #     true, old passphrase refused; the header passes §6.2 as cryptsetup dumps it
 #   2 reboot: every formatting entry point refuses the initialized disk, a wrong key changes
-#     nothing, the key opens it, the data of boot 1 is byte-identical
+#     nothing, the key opens it, the data of boot 1 is byte-identical; 2b the same on a copy
+#     whose primary header is zeroed, which the unlock then repairs
 #   3 headers changed on purpose (cipher_null, 512-byte sectors, an unknown field): refused,
 #     images unchanged
 #   4 the reset after a fatal error, 5 the reformat of the reset disk
@@ -56,6 +57,23 @@ sha2=$(vm_data disk_vm_reboot data_sha)
 salt2=$(vm_data disk_vm_reboot salt)
 [ -n "$sha1" ] && [ "$sha1" = "$sha2" ] && [ "$salt1" = "$salt2" ] && pass $t ||
 	fail $t "data $sha1 -> $sha2, salt $salt1 -> $salt2"
+
+# 2b: the reboot on a copy whose primary header was zeroed: every entry point still refuses
+# to format, the key opens it through the secondary copy, the data is intact, and the primary
+# is rewritten from the secondary once the key opened the disk
+cp --sparse=always "$work/a.raw" "$work/zeroed.raw"
+dd if=/dev/zero of="$work/zeroed.raw" bs=4096 count=1 conv=notrunc 2>/dev/null
+vm_boot disk_vm_zeroed_primary "$work/initrd.gz" $(disks "$work/zeroed.raw") \
+	--append "disk.case=reboot $args"
+check disk_vm_zeroed_primary_boot_completed test $? = 0
+t=disk_vm_zeroed_primary_keeps_the_data_and_is_repaired
+shaz=$(vm_data disk_vm_zeroed_primary data_sha)
+out=$(state "$work/zeroed.raw")
+[ -n "$sha1" ] && [ "$shaz" = "$sha1" ] && [ "$out" = "initialized $uuid1" ] &&
+	[ "$(head -c 6 "$work/zeroed.raw" | od -An -tx1 | tr -d ' \n')" = 4c554b53babe ] &&
+	grep -aq 'rewritten from the intact one' "$work/disk_vm_zeroed_primary.log" && pass $t ||
+	fail $t "data $sha1 -> '$shaz', state '$out'"
+rm -f "$work/zeroed.raw"
 
 # 3: headers changed on purpose, on copies of the initialized disk
 mutate() { python3 tests/disk/mutate_header.py "$@"; }
