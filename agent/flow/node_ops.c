@@ -83,9 +83,12 @@ static int kubelet_prepare(struct sv_child *c)
 {
 	static char arena[8192];
 	static const char *argv[ARGV_MAX];
-	int r = kubelet_argv("", KUBELET, arena, sizeof arena, argv, ARGV_MAX);
+	int r;
 
-	if (r < 0)
+	/* the components (kubelet among them) are installed by the kubeadm child meanwhile */
+	if (access(KUBELET, X_OK) < 0)
+		return -errno;
+	if ((r = kubelet_argv("", KUBELET, arena, sizeof arena, argv, ARGV_MAX)) < 0)
 		return r;
 	c->argv = argv;
 	return 0;

@@ -1,12 +1,16 @@
 /* Running kubeadm (spec §5.4 step 9, §10) against kubeadm-test-double, a /bin/sh script that
- * records its arguments and environment, fails while told to, sleeps when told to, makes a
- * cluster CA with openssl for "init phase certs all" and prints a kubeconfig for "kubeconfig
- * user". Checked: exit statuses and signals come back, a hung kubeadm is killed with its
- * children in time, join retries and gives up after three attempts, the join configuration is
- * passed in a 0600 file that is gone afterwards, the audit policy and an empty manifests
- * directory exist, init runs its four kubeadm commands in order with the right skip-phases,
- * signs a kubelet certificate that openssl verifies against the CA, and returns the kubeconfig
- * bytes on out_fd, bounded. */
+ * records its arguments and environment, fails while told to, sleeps when told to (with a
+ * grandchild, or ignoring SIGTERM with one), makes a cluster CA with openssl for "init phase
+ * certs all", prints a kubeconfig for "kubeconfig user", and prints what kubeadm prints that
+ * must not reach the console: a join banner with a bootstrap token and a certificate key, or
+ * thousands of lines. Checked: exit statuses and signals come back, kubeadm's output reaches
+ * the log only as its last lines with tokens redacted, a hung kubeadm's process group is
+ * stopped (SIGTERM, grace, SIGKILL) on its deadline, on the stop fd and on a SIGTERM to the
+ * process running it, join retries and gives up after three attempts, the join configuration
+ * is passed in a 0600 file that is gone afterwards, the audit policy and an empty manifests
+ * directory exist, init runs its four kubeadm commands in order with the right skip-phases
+ * and --skip-token-print, signs a kubelet certificate that openssl verifies against the CA,
+ * and returns the kubeconfig bytes on out_fd, bounded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
