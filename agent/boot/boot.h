@@ -87,6 +87,9 @@ struct sv_child {
 	int (*run)(void *arg);
 	void *arg;
 	int backoff_max_ms; /* 0: the supervisor's */
+	/* While it runs, at every sv_handle: 1 when it must be restarted (SIGTERM, then the
+	 * back-off restart), e.g. kubelet once kubeadm rewrote its files; NULL: never. */
+	int (*stale)(struct sv_child *c);
 	/* SV_ONCE: CLOCK_MONOTONIC ms when its process group gets SIGTERM (a kubeadm runner
 	 * stops kubeadm's own group on it), SIGKILL SV_KILL_GRACE_MS later */
 	int64_t deadline_ms;

@@ -364,6 +364,9 @@ int sv_handle(struct supervisor *s)
 			c->kill_ms = 0;
 			kill(-c->pid, SIGKILL);
 			kill(c->pid, SIGKILL);
+		} else if (c->pid > 0 && !c->timed_out && c->stale && c->stale(c) > 0) {
+			log_info("%s: its configuration changed: restarting it", c->name);
+			kill(c->pid, SIGTERM);
 		}
 		if (c->pid <= 0 && !c->done && c->next_start_ms <= now)
 			start_child(s, c, now);

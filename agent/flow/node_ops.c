@@ -77,6 +77,8 @@ static const char *const child_env[] = {
     NULL,
 };
 
+static struct kubelet_stamp kubelet_files; /* taken when kubelet's argv was composed */
+
 /* kubelet's command line as kubeadm's systemd drop-in composes it, afresh at every start:
  * kubeadm writes kubeadm-flags.env while kubelet is being restarted. */
 static int kubelet_prepare(struct sv_child *c)
@@ -88,10 +90,22 @@ static int kubelet_prepare(struct sv_child *c)
 	/* the components (kubelet among them) are installed by the kubeadm child meanwhile */
 	if (access(KUBELET, X_OK) < 0)
 		return -errno;
+	kubelet_stamp_take("", &kubelet_files); /* before reading: a write meanwhile shows */
 	if ((r = kubelet_argv("", KUBELET, arena, sizeof arena, argv, ARGV_MAX)) < 0)
 		return r;
 	c->argv = argv;
 	return 0;
+}
+
+/* kubeadm writes config.yaml, then kubeadm-flags.env, then has the init system restart
+ * kubelet: a kubelet started between the two writes restarts with the flags. */
+static int kubelet_stale(struct sv_child *c)
+{
+	(void)c;
+	if (!kubelet_stamp_changed("", &kubelet_files))
+		return 0;
+	kubelet_stamp_take("", &kubelet_files); /* one SIGTERM per change */
+	return 1;
 }
 
 /* containerd (when the image has it) and kubelet: restarted with back-off; kubelet's capped
@@ -104,6 +118,7 @@ static void pid1_start_services(struct node *n)
 				   .envp = child_env,
 				   .policy = SV_RESTART,
 				   .prepare = kubelet_prepare,
+				   .stale = kubelet_stale,
 				   .backoff_max_ms = 10000};
 
 	if (access(CONTAINERD, X_OK) == 0)

@@ -450,3 +450,52 @@ TEST(supervise_kills_a_once_child_that_ignores_sigterm_after_the_grace)
 	sv_close(&s);
 	teardown();
 }
+
+static int stale_once;
+
+/* a stale hook: 1 once the flags file appeared (as kubeadm-flags.env after config.yaml) */
+static int flags_written(struct sv_child *c)
+{
+	(void)c;
+	if (stale_once || access(at("kubeadm-flags.env"), F_OK) < 0)
+		return 0;
+	stale_once = 1;
+	return 1;
+}
+
+TEST(supervise_restarts_a_running_child_when_its_configuration_changed)
+{
+	struct sv_child slots[2] = {0};
+	struct supervisor s = {.children = slots, .cap = 2, .backoff_min_ms = 50};
+	struct sv_child kubelet = {.name = "kubelet-double",
+				   .policy = SV_RESTART,
+				   .prepare = recompose,
+				   .stale = flags_written,
+				   .backoff_max_ms = 200};
+	struct sv_child *kl;
+	char args[256];
+	pid_t first;
+	int fd;
+
+	setup();
+	/* kubelet started between kubeadm's two writes: it runs, then the flags file comes */
+	kubelet.arg = (void *)script("kubelet-double", "echo \"$1\" >>\"$d/kubelet-args\"\n"
+						       "exec sleep 30\n");
+	fd = capture_log();
+	starts_seen = stale_once = 0;
+	CHECK(sv_open(&s) == 0);
+	kl = sv_add(&s, &kubelet);
+	CHECK(kl && kl->pid > 0);
+	first = kl->pid;
+	poll_loop(&s, 300);
+	CHECK(kl->pid == first); /* running, nothing changed */
+	CHECK(close(open(at("kubeadm-flags.env"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+	poll_loop(&s, 1500);
+	CHECK(kl->pid > 0 && kl->pid != first); /* stopped and started again, argv recomposed */
+	sv_stop(&s);
+	sv_close(&s);
+	release_log(fd);
+	CHECK(slurp(at("kubelet-args"), args, sizeof args) > 0);
+	CHECK(!strcmp(args, "--start=1\n--start=2\n"));
+	teardown();
+}
