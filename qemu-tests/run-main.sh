@@ -64,7 +64,7 @@ for l in lines:
         argv = text.split(" ", 2)[2]
     elif text.startswith("@@STANDIN kubelet: start "):
         print("    %7.2f s kubelet %s" % (t, text.split(": ", 1)[1][:110]))
-    elif re.search(r"constel-agent: \w+: kubelet (started|exited|.*restart)", text):
+    elif re.search(r"constel-agent: \w+: kubelet:? (started|exited|not started|its config|.*restart)", text):
         print("    %7.2f s   PID 1: %s" % (t, text.split(": ", 2)[2][:100]))
     elif re.search(r"@@STANDIN kubeadm .*(init|join)|@@DATA kubeadm_kubelet_ready", text):
         print("    %7.2f s kubeadm: %s" % (t, text.split(" ", 1)[1][:100]))
