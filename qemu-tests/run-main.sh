@@ -30,7 +30,15 @@ def at(pat):
         m = re.match(r"\[\s*([\d.]+)\] (.*)", l)
         if m and re.search(pat, m.group(2)):
             return float(m.group(1))
-agent, kubelet = at(r"constel-agent starting as PID 1"), at(r"@@DATA kubelet_starts ")
+def last(pat):
+    t = None
+    for l in lines:
+        m = re.match(r"\[\s*([\d.]+)\] (.*)", l)
+        if m and re.search(pat, m.group(2)):
+            t = float(m.group(1))
+    return t
+# kubelet running: its last start (a start before kubeadm's flags is restarted by PID 1)
+agent, kubelet = at(r"constel-agent starting as PID 1"), last(r"@@DATA kubelet_starts ")
 tl = None
 for l in lines:
     if "@@DATA timeline " in l:
@@ -69,7 +77,7 @@ for l in lines:
     elif re.search(r"@@STANDIN kubeadm .*(init|join)|@@DATA kubeadm_kubelet_ready", text):
         print("    %7.2f s kubeadm: %s" % (t, text.split(" ", 1)[1][:100]))
     elif text.startswith("@@DATA kubelet_starts "):
-        print("    %7.2f s kubelet start %s runs with kubeadm's flags:" % (t, text.split()[2]))
+        print("    %7.2f s kubelet start %s runs; the words kubeadm gave it:" % (t, text.split()[2]))
         words = [w for w in (argv or "").split() if not re.match(
             r"--(bootstrap-kubeconfig|kubeconfig|config)=", w)]
         for i in range(0, len(words), 3):
