@@ -38,16 +38,112 @@ node_field() { # NAME FIELD(1 role, 2 ip)
 # The agent's initrd, as make builds it (make initrd: the agent, mke2fs, initrd/modules.txt).
 initrd=$PWD/$BUILD/initrd.img
 
-# The real root: read-only ext4 with the mount points of §4 and the stand-ins; the fixture CA
-# the kubeadm stand-in "creates" in its certs phase is the one the join service signs with.
+# Debian's containerd and runc (deps/host-packages.txt) go into the test root as the packages
+# install them, with the shared libraries ldd names (the Go programs need only libc; runc also
+# libseccomp): PID 1 starts the real containerd, which serves /run/containerd/containerd.sock.
+ROOT_BINS="/usr/bin/containerd /usr/bin/containerd-shim-runc-v2 /usr/bin/ctr /usr/sbin/runc"
+
+# root_bins ROOTDIR: the binaries of ROOT_BINS and their libraries into ROOTDIR.
+root_bins() {
+	local b l
+	for b in $ROOT_BINS; do
+		[ -x "$b" ] || { echo "$b is missing: apt-get install containerd runc (deps/host-setup.sh)"; return 1; }
+		install -D -m 0755 "$b" "$1$b" || return 1
+		for l in $(ldd "$b" | grep -o '/[^ ]*'); do
+			[ -e "$1$l" ] || install -D -m 0755 "$(readlink -f "$l")" "$1$l" || return 1
+		done
+	done
+}
+
+# The real root: read-only ext4 with the mount points of §4, Debian's containerd and runc with
+# a minimal config, the host names of the components servers (/etc/hosts: no DNS in the test
+# network), the throwaway CA of the run as the bundle the component installer trusts, and the
+# stand-ins; the fixture CA the kubeadm stand-in "creates" in its certs phase is the one the
+# join service signs with.
 root_image() {
 	local r=$work/rootfs
-	rm -rf "$r" && mkdir -p "$r"/{dev,proc,sys,run,tmp,var,etc/kubernetes,etc/cni,opt,usr/bin,usr/share/standin}
-	install -m 0755 "$BUILD/vm/standin" "$r/usr/bin/containerd"
+	rm -rf "$r" && mkdir -p "$r"/{dev,proc,sys,run,tmp,var,etc/kubernetes,etc/cni,etc/containerd,etc/ssl/certs,opt,usr/bin,usr/share/standin}
+	root_bins "$r" || return 1
+	cat >"$r/etc/containerd/config.toml" <<-'EOF2'
+		# the test root's containerd: its defaults (root /var/lib/containerd on the state disk,
+		# state and socket in /run/containerd), the runc of the image, the overlayfs snapshotter
+		version = 2
+		[plugins."io.containerd.grpc.v1.cri".containerd]
+		  snapshotter = "overlayfs"
+		[plugins."io.containerd.grpc.v1.cri".cni]
+		  bin_dir = "/opt/cni/bin"
+		  conf_dir = "/etc/cni/net.d"
+	EOF2
+	printf '127.0.0.1 localhost\n%s %s %s\n' "$NODE_MD_HOST" "$COMP_HOST" "$COMP_HOST_FOREIGN" >"$r/etc/hosts"
+	cp "$work/https/ca.crt" "$r/etc/ssl/certs/ca-certificates.crt"
 	cp "$work/ca.crt" "$work/ca.key" "$r/usr/share/standin/"
+	# the kubeadm double: the token of its init banner (one of the run's secrets: it must
+	# never reach a log) and how long it waits for the kubelet's TLS bootstrap (kubeadm: 4 min;
+	# bounded here so a node that never restarts kubelet fails within the boot's timeout)
+	printf '%s\n' "$banner_token" >"$r/usr/share/standin/banner-token"
+	echo 120 >"$r/usr/share/standin/tls-bootstrap-wait-s"
 	printf 'ID=debian\nNAME="constel-agent test root"\n' >"$r/etc/os-release"
-	rm -f "$work/root.raw" && truncate -s 32M "$work/root.raw"
+	rm -f "$work/root.raw" && truncate -s 160M "$work/root.raw"
 	mkfs.ext4 -q -F -E root_owner=0:0 -d "$r" "$work/root.raw"
+}
+
+# The components servers: https-server.py on 127.0.0.1 with certificates of a CA made for
+# this run (the test root's CA bundle holds it), reached from the guest through guestfwd rules
+# to 10.42.0.1:443 and :8443 under the names of the test root's /etc/hosts; the second presents
+# a certificate of another CA, which the node must refuse.
+COMP_HOST=components.constel.test
+COMP_HOST_FOREIGN=mirror.constel.test
+COMP_URL=https://$COMP_HOST
+COMP_URL_FOREIGN=https://$COMP_HOST_FOREIGN:8443
+
+# tls_cert DIR NAME HOST CA: a P-256 key and a certificate for HOST signed by CA (DIR/CA.crt,
+# DIR/CA.key) as DIR/NAME.{key,crt}; CA itself when HOST is empty.
+tls_cert() {
+	local d=$1
+	openssl ecparam -name prime256v1 -genkey -noout -out "$d/$2.key" 2>/dev/null || return 1
+	if [ -z "$3" ]; then
+		openssl req -x509 -new -key "$d/$2.key" -out "$d/$2.crt" -days 2 \
+			-subj "/CN=constel-agent test $2" -addext basicConstraints=critical,CA:TRUE \
+			-addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+		return
+	fi
+	openssl req -new -key "$d/$2.key" -subj "/CN=$3" -out "$d/$2.csr" 2>/dev/null &&
+		printf 'subjectAltName=DNS:%s\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' "$3" >"$d/$2.ext" &&
+		openssl x509 -req -in "$d/$2.csr" -CA "$d/$4.crt" -CAkey "$d/$4.key" -CAcreateserial \
+			-days 1 -extfile "$d/$2.ext" -out "$d/$2.crt" 2>/dev/null
+}
+
+# https_start NAME PORTVAR PIDVAR: https-server.py with DIR/NAME.{crt,key} serving $work/www.
+https_start() {
+	local d=$work/https port pid
+	python3 qemu-tests/https-server.py --cert "$d/$1.crt" --key "$d/$1.key" --root "$work/www" \
+		>"$d/$1.port" 2>"$logs/components-$1.log" &
+	pid=$!
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^port //p' "$d/$1.port")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || { echo "the https server $1 did not start: $(tail -2 "$logs/components-$1.log")"; return 1; }
+	eval "$2=$port $3=$pid"
+}
+
+https_setup() {
+	local d=$work/https
+	mkdir -p "$d"
+	tls_cert "$d" ca "" && tls_cert "$d" server "$COMP_HOST" ca &&
+		tls_cert "$d" foreign-ca "" && tls_cert "$d" foreign "$COMP_HOST_FOREIGN" foreign-ca || {
+		echo "making the throwaway CAs failed"
+		return 1
+	}
+	https_start server www_port www_pid && https_start foreign foreign_port foreign_pid
+}
+
+# components_json KUBELET_URL KUBEADM_URL: the component list (both the stand-in, $sum)
+components_json() {
+	printf '[{"url": "%s", "hash": "sha256:%s", "install_path": "/run/state/bin/kubelet", "extract": false},
+ {"url": "%s", "hash": "sha256:%s", "install_path": "/run/state/bin/kubeadm", "extract": false}]\n' \
+		"$1" "$sum" "$2" "$sum"
 }
 
 cluster_setup() {
@@ -59,16 +155,15 @@ cluster_setup() {
 	fi
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
 		-subj /CN=kubernetes -days 1 >/dev/null 2>&1 || return 1
+	https_setup || return 1
+	banner_token=$(python3 -c 'import secrets as s; a="abcdefghijklmnopqrstuvwxyz0123456789"; t=lambda n: "".join(s.choice(a) for _ in range(n)); print(t(6)+"."+t(16))')
 	root_image || return 1
-	# the components: kubelet and kubeadm (both the stand-in) over http with their hashes
+	# the components: kubelet and kubeadm (both the stand-in) with their hashes; kubelet at
+	# the end of a chain of 3 redirects
 	cp "$BUILD/vm/standin" "$work/www/standin"
 	sum=$(sha256sum "$work/www/standin" | cut -c1-64)
-	www_port=$(free_port)
-	(cd "$work/www" && exec python3 -m http.server --bind 127.0.0.1 "$www_port") >"$logs/components-http.log" 2>&1 &
-	www_pid=$!
-	printf '[{"url": "http://%s:8081/standin", "hash": "sha256:%s", "install_path": "/run/state/bin/kubelet", "extract": false},
- {"url": "http://%s:8081/standin", "hash": "sha256:%s", "install_path": "/run/state/bin/kubeadm", "extract": false}]\n' \
-		"$NODE_MD_HOST" "$sum" "$NODE_MD_HOST" "$sum" >"$work/components.json"
+	components_json "$COMP_URL/redirect/3/standin" "$COMP_URL/standin" >"$work/components.json"
+	components_json "$COMP_URL/standin" "$COMP_URL_FOREIGN/standin" >"$work/components-foreign.json"
 	# the CLI's workspace, the measurements (PCR 15 zero, enforced; qboot measures nothing)
 	"$tools/constel-init" --workspace "$work/ws" prepare >/dev/null || return 1
 	zero=$(printf '0%.0s' $(seq 64))
@@ -99,8 +194,8 @@ cluster_setup() {
 	return 0
 }
 
-# cluster_joinservice [MEASUREMENTS]: the join service on js_port (stopped first if running);
-# "off" stops it only.
+# cluster_joinservice [MEASUREMENTS [COMPONENTS]]: the join service on js_port (stopped first if
+# running); "off" stops it only.
 cluster_joinservice() {
 	[ -n "${js_pid:-}" ] && kill "$js_pid" 2>/dev/null && wait "$js_pid" 2>/dev/null
 	js_pid=
@@ -109,7 +204,7 @@ cluster_joinservice() {
 		--master-secret "$work/ws/constellation-mastersecret.json" \
 		--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
 		--api-endpoint "$NODE_LB:6443" --measurements "${1:-$work/m.json}" --pki-dir "$work/pki" \
-		--components "$work/components.json" --token "$token" >>"$logs/joinservice.log" 2>&1 &
+		--components "${2:-$work/components.json}" --token "$token" >>"$logs/joinservice.log" 2>&1 &
 	js_pid=$!
 	for _ in $(seq 50); do
 		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$js_port" 2>/dev/null && return 0
@@ -120,7 +215,7 @@ cluster_joinservice() {
 }
 
 cluster_stop() {
-	kill ${js_pid:-} ${md_pid:-} ${www_pid:-} 2>/dev/null
+	kill ${js_pid:-} ${md_pid:-} ${www_pid:-} ${foreign_pid:-} 2>/dev/null
 	wait 2>/dev/null
 }
 
@@ -147,7 +242,8 @@ node_boot() {
 		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
 		--net "$NODE_NET" --dhcp-start "$ip" \
 		--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md" \
-		--net-guestfwd "tcp:$NODE_MD_HOST:8081-cmd:$fwd:$www_port" \
+		--net-guestfwd "tcp:$NODE_MD_HOST:443-cmd:$fwd:$www_port" \
+		--net-guestfwd "tcp:$NODE_MD_HOST:8443-cmd:$fwd:$foreign_port" \
 		--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port" \
 		--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999" \
 		--start-on 'constel-agent starting as PID 1' --timeout 600 \

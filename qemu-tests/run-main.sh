@@ -3,8 +3,10 @@
 # agent as PID 1 of each node on its built-in defaults: control-plane-0 is initialised by
 # constel-init (the CLI's init), then worker-0 joins through constel-joinservice. Prints what
 # each node did, its boot timeline and where the logs are. qemu-tests/lib-node.sh has the
-# set-up (swtpm per node, a root disk with stand-ins for containerd/kubeadm/kubelet, a state
-# disk, slirp restrict=on reaching only the tools on 127.0.0.1).
+# set-up (swtpm per node, a root disk with Debian's containerd and runc and the doubles of
+# kubeadm and kubelet, components over https, a state disk, slirp restrict=on reaching only
+# the tools on 127.0.0.1). For each first boot it shows kubelet failing until kubeadm wrote its
+# config, PID 1 restarting it, and the start that runs with kubeadm's flags.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -28,7 +30,15 @@ def at(pat):
         m = re.match(r"\[\s*([\d.]+)\] (.*)", l)
         if m and re.search(pat, m.group(2)):
             return float(m.group(1))
-agent, kubelet = at(r"constel-agent starting as PID 1"), at(r"@@STANDIN kubelet ")
+def last(pat):
+    t = None
+    for l in lines:
+        m = re.match(r"\[\s*([\d.]+)\] (.*)", l)
+        if m and re.search(pat, m.group(2)):
+            t = float(m.group(1))
+    return t
+# kubelet running: its last start (a start before kubeadm's flags is restarted by PID 1)
+agent, kubelet = at(r"constel-agent starting as PID 1"), last(r"@@DATA kubelet_starts ")
 tl = None
 for l in lines:
     if "@@DATA timeline " in l:
@@ -40,8 +50,40 @@ print("    QEMU start -> agent (firmware, kernel) %7.2f s" % agent)
 for p in tl["phases"]:
     print("      agent %-22s %7.2f s" % (p["name"], p["ms"] / 1000))
 if kubelet is not None:
-    print("    QEMU start -> kubelet started       %7.2f s (agent %.0f %%)" % (
+    print("    QEMU start -> kubelet running       %7.2f s (agent %.0f %%)" % (
         kubelet, 100 * (kubelet - agent) / kubelet))
+PY
+}
+
+# handover BOOT: how kubelet came up (the faithful kubelet double and the agent's supervisor):
+# each failed start with kubelet's error and the restart PID 1 made, then the start that ran,
+# with the words kubeadm gave it, the hostname and the real containerd's answer.
+handover() {
+	python3 - "$logs/$1.log" <<'PY'
+import re, sys
+lines = open(sys.argv[1], "rb").read().decode("utf-8", "replace").splitlines()
+argv = None
+for l in lines:
+    m = re.match(r"\[\s*([\d.]+)\] (.*)", l)
+    if not m:
+        continue
+    t, text = float(m.group(1)), m.group(2)
+    if text.startswith("@@STANDIN kubelet --"):
+        argv = text.split(" ", 2)[2]
+    elif text.startswith("@@STANDIN kubelet: start "):
+        print("    %7.2f s kubelet %s" % (t, text.split(": ", 1)[1][:110]))
+    elif re.search(r"constel-agent: \w+: kubelet:? (started|exited|not started|its config|.*restart)", text):
+        print("    %7.2f s   PID 1: %s" % (t, text.split(": ", 2)[2][:100]))
+    elif re.search(r"@@STANDIN kubeadm .*(init|join)|@@DATA kubeadm_kubelet_ready", text):
+        print("    %7.2f s kubeadm: %s" % (t, text.split(" ", 1)[1][:100]))
+    elif text.startswith("@@DATA kubelet_starts "):
+        print("    %7.2f s kubelet start %s runs; the words kubeadm gave it:" % (t, text.split()[2]))
+        words = [w for w in (argv or "").split() if not re.match(
+            r"--(bootstrap-kubeconfig|kubeconfig|config)=", w)]
+        for i in range(0, len(words), 3):
+            print("                " + " ".join(words[i:i + 3]))
+    elif re.match(r"@@DATA (kubelet_flags|kubelet_hostname|containerd_version) ", text):
+        print("                %s" % text[7:].replace(" ", ": ", 1))
 PY
 }
 
@@ -65,6 +107,7 @@ wait $vm
 rc=$?
 sed 's/^/    constel-init: /' "$logs/constel-init.out"
 cp "$work/ws/constellation-admin.conf" "$logs/" 2>/dev/null
+handover control-plane-0
 timeline control-plane-0
 [ $cli = 0 ] && [ $rc = 0 ] || die "control-plane-0 failed (constel-init $cli, boot $rc): see $logs/control-plane-0.log"
 
@@ -74,6 +117,7 @@ node_ports
 node_boot worker-0 worker-0
 rc=$?
 say "    kubeadm join got endpoint $(node_data worker-0 join_endpoint), CA $(node_data worker-0 join_ca_hash | cut -c1-23)..."
+handover worker-0
 timeline worker-0
 [ $rc = 0 ] || die "worker-0 failed (boot $rc): see $logs/worker-0.log"
 

@@ -4,7 +4,10 @@
 # the host tools (qemu-tests/lib-node.sh has the set-up). Each check prints PASS or FAIL; the
 # last line is "N passed, N failed". Every boot's serial log, swtpm log and vm.py summary stay
 # in $BUILD/qemu-logs/ (or NODE_LOGS).
-#   1 the first control plane, initialised by constel-init
+#   1 the first control plane, initialised by constel-init; Debian's real containerd serves
+#     its socket; the kubelet double fails as kubelet does until kubeadm wrote its config,
+#     then runs with every word of kubeadm's flags and the node's name as hostname (also 2, 3
+#     and 8); no bootstrap token printed
 #   2 a worker joins through constel-joinservice
 #   3 the worker reboots: rejoin, its data intact, kubelet without kubeadm
 #   4 the join service is down for the first 60 s of a boot, then up: the node joins
@@ -13,7 +16,12 @@
 #   7 a control plane reboots with no join service: constel-recover pushes the key
 #   8 a wrong init secret: failure with the node's logs, the node stays unlocked; the right
 #     one then initialises it
-#   9 no serial log holds a secret of the run (raw, hex or base64)
+#   9 no serial log holds a secret of the run (raw, hex or base64), nor anything shaped like
+#     a bootstrap token (the kubeadm double prints one without --skip-token-print)
+#  10 a component whose https server presents another CA's certificate: refused, one line
+#     naming the host (before 4, on the same fresh node)
+#  11 the first 4 KiB of an initialized disk zeroed (the primary LUKS2 binary header): the
+#     node must not format it
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -53,6 +61,29 @@ PY
 pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
 ident() { sha256sum <"$1" | cut -c1-64; }
 tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
+# handover BOOT NODE [FIRST]: empty when the boot's kubelet (the faithful double) ran with
+# every word of kubeadm's KUBELET_KUBEADM_ARGS, the node's name as hostname and an answer from
+# the real containerd over its socket; with FIRST, also that PID 1 tried kubelet before (it
+# exited as the real one without /var/lib/kubelet/config.yaml, or was not installed yet) and
+# tried again until the start after kubeadm began. Else why.
+handover() {
+	local why= starts
+	[ "$(node_data "$1" kubelet_flags)" = ok ] ||
+		why="$why flags:$(grep -ao '@@DATA kubelet_flags .*' "$logs/$1.log" | head -1 | cut -c21-120)"
+	[ "$(node_data "$1" kubelet_hostname)" = "$2" ] && [ "$(node_data "$1" kubelet_hostname_ok)" = yes ] ||
+		why="$why hostname=$(node_data "$1" kubelet_hostname)"
+	node_data "$1" containerd_version | grep -qE '^v?[0-9]+\.[0-9]+' ||
+		why="$why containerd=$(grep -ao '@@DATA containerd_version .*' "$logs/$1.log" | tail -1 | cut -c27-100)"
+	if [ -n "${3:-}" ]; then
+		# before the start that runs: kubeadm began, and PID 1 tried kubelet and tried again
+		# (it exited, as the double without config.yaml, or was not installed yet)
+		starts=$(sed -n '/@@DATA kubelet_starts /q; /constel-agent: .*kubelet\(: not started\| exited with status [0-9]*, restart\)/p' "$logs/$1.log" | wc -l)
+		[ "$starts" -ge 1 ] && sed -n '/@@DATA kubelet_starts /q; p' "$logs/$1.log" | grep -aqE '@@STANDIN kubeadm (init|join) ' ||
+			why="$why restarts-before-kubeadms-config:$starts"
+	fi
+	echo "$why"
+}
+
 # ---- 1: the first control plane ----
 node_ports
 node_boot control-plane-0 1-init &
@@ -86,6 +117,16 @@ why=
 grep -aq '@@STANDIN kubeadm init -v=5 --skip-phases=preflight,certs' "$logs/1-init.log" || why="$why args"
 grep -aq '@@STANDIN kubeadm kubeconfig user --client-name constellation-admin' "$logs/1-init.log" || why="$why kubeconfig"
 [ -z "$why" ] && pass $t || fail $t "wrong:$why"
+t=node_vm_1_real_containerd_serves_its_socket
+grep -aq 'containerd successfully booted' "$logs/1-init.log" &&
+	grep -aq 'serving\.\.\. .*address.*=/run/containerd/containerd.sock$' "$logs/1-init.log" && pass $t ||
+	fail $t "no 'containerd successfully booted' serving /run/containerd/containerd.sock on the console"
+t=node_vm_1_kubelet_restarted_until_kubeadm_wrote_its_config_then_runs_with_its_flags
+why=$(handover 1-init control-plane-0 first)
+[ -z "$why" ] && pass "$t ($(grep -ac 'kubelet\(: not started\| exited with status\)' "$logs/1-init.log") retries)" || fail $t "wrong:$why"
+t=node_vm_1_kubeadm_init_prints_no_token
+[ "$(node_data 1-init init_token_printed)" = no ] && ! grep -aqF "$banner_token" "$logs/1-init.log" && pass $t ||
+	fail $t "init_token_printed=$(node_data 1-init init_token_printed)"
 marker1=$(node_data 1-init marker_new)
 
 # ---- 8: a wrong init secret first, then the right one (control-plane-1) ----
@@ -114,7 +155,8 @@ t=node_vm_8_wrong_init_secret_fails_with_the_node_logs
 check node_vm_8_node_stays_unlocked_after_the_wrong_secret test "$locked" = 0
 t=node_vm_8_right_secret_then_initialises_the_node
 cid8=$(sed -n 's/^Cluster ID *\([0-9a-f]\{64\}\)$/\1/p' "$logs/8-constel-init-right.out")
-[ $right = 0 ] && [ $rc = 0 ] && [ "$(node_data 8-init-secret pcr15 | tr A-F a-f)" = "$(pcr15_of "${cid8:-00}")" ] &&
+why=$(handover 8-init-secret control-plane-1 first)
+[ $right = 0 ] && [ $rc = 0 ] && [ "$(node_data 8-init-secret pcr15 | tr A-F a-f)" = "$(pcr15_of "${cid8:-00}")" ] && [ -z "$why" ] &&
 	pass $t || fail $t "constel-init $right, boot $rc: $(tail -1 "$logs/8-constel-init-right.out") $(tail_log 8-init-secret)"
 
 # ---- 2: a worker joins ----
@@ -144,6 +186,9 @@ t=node_vm_2_worker_disk_initialized_and_marked
 [ "$(luks_token "$work/worker-0.raw")" = True ] && opens worker-0 &&
 	[ "$(node_data 2-join pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
 	fail $t "token $(luks_token "$work/worker-0.raw"), PCR 15 $(node_data 2-join pcr15)"
+t=node_vm_2_kubelet_restarted_until_kubeadm_wrote_its_config_then_runs_with_its_flags
+why=$(handover 2-join worker-0 first)
+[ -z "$why" ] && pass "$t ($(grep -ac 'kubelet\(: not started\| exited with status\)' "$logs/2-join.log") retries)" || fail $t "wrong:$why"
 marker2=$(node_data 2-join marker_new)
 uuid2=$(cryptsetup luksUUID "$work/worker-0.raw")
 
@@ -161,6 +206,28 @@ t=node_vm_3_kubelet_started_without_kubeadm
 grep -aq '@@STANDIN kubelet ' "$logs/3-rejoin.log" && ! grep -aq '@@STANDIN kubeadm' "$logs/3-rejoin.log" &&
 	[ "$(node_data 3-rejoin pcr15 | tr A-F a-f)" = "$expect15" ] && pass $t ||
 	fail $t "kubeadm $(grep -ac '@@STANDIN kubeadm' "$logs/3-rejoin.log") times, PCR 15 $(node_data 3-rejoin pcr15)"
+
+t=node_vm_3_kubelet_with_kubeadms_flags_hostname_and_containerd
+why=$(handover 3-rejoin worker-0)
+[ -z "$why" ] && pass $t || fail $t "wrong:$why"
+
+# ---- 10: a component from a server with another CA's certificate ----
+cluster_joinservice "$work/m.json" "$work/components-foreign.json"
+node_ports
+node_boot worker-1 10-foreign-ca --kill-on 'rebooting in'
+rc=$?
+t=node_vm_10_component_from_another_ca_refused_naming_the_host
+n=$(grep -aic "constel-agent: error: .*$COMP_HOST_FOREIGN.*\(certificate\|CA\)" "$logs/10-foreign-ca.log")
+# the same boot installed kubelet from the server of the bundle's CA
+[ $rc = 3 ] && [ "$n" = 1 ] && ! grep -aq '@@STANDIN kubeadm' "$logs/10-foreign-ca.log" &&
+	grep -aq 'component: installed /run/state/bin/kubelet' "$logs/10-foreign-ca.log" &&
+	! grep -aq "sni=$COMP_HOST_FOREIGN .*\"GET" "$logs/components-foreign.log" && pass $t ||
+	fail $t "boot $rc, $n error lines naming $COMP_HOST_FOREIGN and its certificate: $(tail_log 10-foreign-ca)"
+t=node_vm_10_kubelet_fetched_through_3_redirects_with_sni
+grep -aq "sni=$COMP_HOST \"GET /redirect/1/standin" "$logs/components-server.log" &&
+	grep -aq "sni=$COMP_HOST \"GET /standin HTTP/1.[01]\" 200" "$logs/components-server.log" && pass $t ||
+	fail $t "no redirect chain with SNI $COMP_HOST in $logs/components-server.log"
+cluster_joinservice
 
 # ---- 4: the join service down for the first 60 s ----
 cluster_joinservice off
@@ -215,6 +282,20 @@ t=node_vm_6_corrupted_header_refused_and_the_disk_untouched
 	fail $t "boot $rc: $(tail_log 6-corrupt-header)"
 mv "$work/worker-0.keep" "$work/worker-0.raw"
 
+# ---- 11: the primary LUKS2 binary header of an initialized disk zeroed ----
+cp --sparse=always "$work/worker-0.raw" "$work/worker-0.keep"
+dd if=/dev/zero of="$work/worker-0.raw" bs=4096 count=1 conv=notrunc status=none
+node_ports
+node_boot worker-0 11-zeroed-header --kill-on 'rebooting in|formatting a new'
+rc=$?
+t=node_vm_11_zeroed_primary_header_never_formatted
+u=$(cryptsetup luksUUID "$work/worker-0.raw" 2>/dev/null)
+[ $rc != 2 ] && ! grep -aq 'formatting\|not LUKS2: a new disk' "$logs/11-zeroed-header.log" &&
+	[ "$u" = "$uuid2" ] && opens worker-0 && { [ $rc = 3 ] || [ "$(node_data 11-zeroed-header marker_found)" = "$marker2" ]; } &&
+	pass "$t ($([ $rc = 0 ] && echo "rejoined, the data of boot 2 intact" || echo refused))" ||
+	fail $t "boot $rc: $(grep -a 'disk: /dev/vdb' "$logs/11-zeroed-header.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
+mv "$work/worker-0.keep" "$work/worker-0.raw"
+
 # ---- 7: the control plane reboots with no join service ----
 cluster_joinservice off
 node_ports
@@ -236,7 +317,8 @@ t=node_vm_7_constel_recover_unlocks_the_control_plane
 
 # ---- 9: no secret in any serial log ----
 python3 tests/secrets.py --workspace "$work/ws" --workspace "$work/ws8" --workspace "$work/ws-wrong" \
-	--scan "$work" --raw "$token" --raw "${token#*.}" --pem "$work/ca.key" >"$work/secrets"
+	--scan "$work" --raw "$token" --raw "${token#*.}" --raw "$banner_token" --raw "${banner_token#*.}" \
+	--pem "$work/ca.key" >"$work/secrets"
 n=$(wc -l <"$work/secrets")
 for log in "$logs"/[0-9]*.log; do
 	b=$(basename "$log" .log)
@@ -246,6 +328,8 @@ for log in "$logs"/[0-9]*.log; do
 		fail $t "only $n secrets gathered"
 	elif grep -aqiFf "$work/secrets" "$log"; then
 		fail $t "a secret is in $log"
+	elif grep -aqE '(^|[^a-z0-9.])[a-z0-9]{6}\.[a-z0-9]{16}([^a-z0-9.]|$)' "$log"; then
+		fail $t "something shaped like a bootstrap token is in $log"
 	else
 		pass $t
 	fi
