@@ -606,8 +606,8 @@ static int kubeadm_words(char *buf, size_t cap, char **w, int max)
 }
 
 /* kubelet's command line against the drop-in's: its three flags, then every word of
- * KUBELET_KUBEADM_ARGS, in order. */
-static void check_argv(int argc, char **argv)
+ * KUBELET_KUBEADM_ARGS, in order. 1 when all are there. */
+static int check_argv(int argc, char **argv)
 {
 	static const char *const fixed[] = {"--bootstrap-kubeconfig=" BOOTSTRAP_CONF,
 					    "--kubeconfig=" KUBELET_CONF,
@@ -622,7 +622,7 @@ static void check_argv(int argc, char **argv)
 		}
 	if (n < 0) {
 		say("@@DATA kubelet_flags no %s", FLAGS_ENV);
-		return;
+		return 0;
 	}
 	for (int i = 0; i < n; i++) {
 		while (at < argc && strcmp(argv[at], w[i]))
@@ -635,6 +635,7 @@ static void check_argv(int argc, char **argv)
 	}
 	if (ok)
 		say("@@DATA kubelet_flags ok (%d words of KUBELET_KUBEADM_ARGS)", n);
+	return ok;
 }
 
 /* The node registers under the hostname (or --hostname-override): "(none)" is the kernel's
@@ -849,7 +850,14 @@ static int kubelet(int argc, char **argv)
 	if (tls_bootstrap(argc, argv, start) != 0) /* before the runtime, as in server.go */
 		return 1;
 	say("@@DATA kubelet_starts %d", start);
-	check_argv(argc, argv);
+	if (!check_argv(argc, argv)) {
+		/* A real kubelet runs on without kubeadm's flags (kubeadm then restarts it through
+		 * the init system): so does the double, and the boot ends only with a kubelet that
+		 * has them, or never. */
+		say("@@STANDIN kubelet: running without kubeadm's flags until restarted");
+		for (;;)
+			pause();
+	}
 	check_hostname(argc, argv);
 	ask_containerd();
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
