@@ -226,19 +226,21 @@ node_ports() {
 	recover_port=$(free_port)
 }
 
-# node_boot NAME BOOT [vm.py options]: boots node NAME (state disk $work/NAME.raw, made on
-# first use; swtpm state $work/tpm-NAME) with the serial log $logs/BOOT.log, forwarding
-# init_port and recover_port (node_ports). Returns vm.py's status (0: the kubelet stand-in
-# ran and the node shut down; 3: the --kill-on line came).
-node_boot() {
-	local name=$1 boot=$2 ip md fwd
-	shift 2
+# node_vm NAME BOOT SECONDS [vm.py options]: boots node NAME (state disk $work/NAME.raw, made
+# on first use; swtpm state $work/tpm-NAME) with the serial log $logs/BOOT.log, the network
+# rules every node has (metadata, the components' servers, the join service; init_port and
+# recover_port forwarded, see node_ports), at most SECONDS; the options say how it boots
+# (--initrd and --append, or --uefi). Returns vm.py's status (0: the kubelet stand-in ran and
+# the node shut down; 3: the --kill-on line came).
+node_vm() {
+	local name=$1 boot=$2 secs=$3 ip md fwd
+	shift 3
 	ip=$(node_field "$name" 2)
 	md=$(eval echo "\$md_port_${name//-/_}")
 	[ -e "$work/$name.raw" ] || truncate -s 128M "$work/$name.raw"
 	cp --sparse=always "$work/root.raw" "$work/root-$name.raw"
 	fwd="socat STDIO TCP:127.0.0.1"
-	python3 qemu-tests/vm.py --initrd "$initrd" --log "$logs/$boot.log" \
+	python3 qemu-tests/vm.py --log "$logs/$boot.log" \
 		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
 		--net "$NODE_NET" --dhcp-start "$ip" \
 		--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md" \
@@ -246,8 +248,16 @@ node_boot() {
 		--net-guestfwd "tcp:$NODE_MD_HOST:8443-cmd:$fwd:$foreign_port" \
 		--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port" \
 		--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999" \
-		--start-on 'constel-agent starting as PID 1' --timeout 600 \
-		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min" "$@" >"$logs/$boot.out" 2>&1
+		--start-on 'constel-agent starting as PID 1' --timeout "$secs" "$@" >"$logs/$boot.out" 2>&1
+}
+
+# node_boot NAME BOOT [vm.py options]: node_vm through qboot, the kernel and build/initrd.img
+# with the nodes' command line (root=/dev/vda, the fast KDF).
+node_boot() {
+	local name=$1 boot=$2
+	shift 2
+	node_vm "$name" "$boot" 600 --initrd "$initrd" \
+		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min" "$@"
 }
 
 # node_wait BOOT REGEX SECONDS [PID]: 0 once a line of the boot's serial log matches; 1 when

@@ -97,21 +97,9 @@ pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print
 # node_boot_uefi NAME BOOT ESP [vm.py options]: node_boot of lib-node.sh through OVMF and the
 # UKI on ESP (whose command line is lib-node's: root=/dev/vda, the fast KDF).
 node_boot_uefi() {
-	local name=$1 boot=$2 esp=$3 ip md fwd
+	local name=$1 boot=$2 esp=$3
 	shift 3
-	ip=$(node_field "$name" 2)
-	md=$(eval echo "\$md_port_${name//-/_}")
-	[ -e "$work/$name.raw" ] || truncate -s 128M "$work/$name.raw"
-	cp --sparse=always "$work/root.raw" "$work/root-$name.raw"
-	fwd="socat STDIO TCP:127.0.0.1"
-	python3 qemu-tests/vm.py --uefi "$esp" --memory 768 --log "$logs/$boot.log" \
-		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
-		--net "$NODE_NET" --dhcp-start "$ip" \
-		--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md" \
-		--net-guestfwd "tcp:$NODE_MD_HOST:8081-cmd:$fwd:$www_port" \
-		--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port" \
-		--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999" \
-		--start-on 'constel-agent starting as PID 1' --timeout "$BOOT_S" "$@" >"$logs/$boot.out" 2>&1
+	node_vm "$name" "$boot" "$BOOT_S" --uefi "$esp" --memory 768 "$@"
 }
 # boot_times BOOT: "firmware+stub X s, PID 1 at Y s" from the serial log's host times
 boot_times() {
