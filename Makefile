@@ -230,6 +230,7 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	@tests/bench/disk-vm.sh $(BUILD)
 	@echo; tests/bench/initrd.sh $(BUILD)
 	@echo; tests/bench/boot-vm.sh $(BUILD)
+	@echo; tests/bench/hostile.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build

@@ -27,12 +27,13 @@ SH
 # hold window to the end; after $HOSTILE_HOLD s the CLIENT (cli: constel-init apply, go: atlspeer
 # init-client with $peer, none: no init, the server is stopped) runs its init, bounded by
 # TIMEOUT s. Sets r_rc (the client's status),
-# r_time (its seconds to success), r_hold (the server's CPU seconds in the hold window), r_cpu
+# r_time (its seconds to success), r_hold (the server's CPU seconds in the hold window),
+# r_vmpeak (its VmPeak in KiB at the end of the hold window: heap reserved for peers), r_cpu
 # and r_rss (the server's CPU seconds and peak RSS in KiB over its whole life), r_srv (its
 # exit status), r_load (the load's counts) and r_why (what went wrong, empty when nothing).
 hostile_run() {
 	local name=$1 client=$2 attack=$3 timeout=$4 d=$work/$1 pid lpid= port t0 t1 a b
-	r_rc=1 r_time=0 r_hold=0 r_cpu=0 r_rss=0 r_srv=1 r_load= r_why=
+	r_rc=1 r_time=0 r_hold=0 r_cpu=0 r_rss=0 r_vmpeak=0 r_srv=1 r_load= r_why=
 	mkdir -p "$d"
 	cp -r "$work/ws" "$d/ws"
 	swtpm_boot "$work" || { r_why="swtpm did not restart"; return 1; }
@@ -54,7 +55,9 @@ hostile_run() {
 	fi
 	a=$(python3 "$hostile" cpu "$pid" | sed 's/cpu_s=\([0-9.]*\).*/\1/')
 	sleep "$HOSTILE_HOLD"
-	b=$(python3 "$hostile" cpu "$pid" | sed 's/cpu_s=\([0-9.]*\).*/\1/')
+	b=$(python3 "$hostile" cpu "$pid")
+	r_vmpeak=$(sed 's/.*vmpeak_kb=\([0-9]*\).*/\1/' <<<"$b")
+	b=$(sed 's/cpu_s=\([0-9.]*\).*/\1/' <<<"$b")
 	r_hold=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b - a }')
 	t0=$(date +%s.%N)
 	if [ "$client" = none ]; then
@@ -99,6 +102,7 @@ hostile_run() {
 hostile_join() {
 	local kind=$1 timeout=$2 d=$work/join-$1-$RANDOM lport= lpid
 	mkdir -p "$d"
+	: >"$d/listen.out"
 	if [ "$kind" = go ]; then
 		"$peer" join-server --count 1 >"$d/listen.out" 2>&1 &
 	else

@@ -22,7 +22,8 @@ Loopback only (127.0.0.1); every loop is bounded in count and time.
       Runs CMD, writes its pid to F, waits for it and writes "rc=.. wall_s=.. cpu_s=..
       maxrss_kb=.." (its own resource usage, getrusage of the child) to R; exits with its status.
   hostile.py cpu PID
-      Prints "cpu_s=.. hwm_kb=.." of a running process (/proc/PID/stat utime+stime, VmHWM).
+      Prints "cpu_s=.. hwm_kb=.. vmpeak_kb=.." of a running process (/proc/PID/stat
+      utime+stime, VmHWM, VmPeak: the address space it reserved, touched or not).
 """
 import asyncio
 import base64
@@ -287,12 +288,12 @@ def cpu(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     cpu_s = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15)
-    hwm = 0
+    vm = {"VmHWM:": 0, "VmPeak:": 0}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1])
-    print(f"cpu_s={cpu_s:.3f} hwm_kb={hwm}")
+            if line.split()[0] in vm:
+                vm[line.split()[0]] = int(line.split()[1])
+    print(f"cpu_s={cpu_s:.3f} hwm_kb={vm['VmHWM:']} vmpeak_kb={vm['VmPeak:']}")
 
 
 def main():
