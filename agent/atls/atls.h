@@ -59,8 +59,11 @@ void atls_free(struct atls_conn *c);
 ssize_t atls_read(struct atls_conn *c, void *buf, size_t len);
 ssize_t atls_write(struct atls_conn *c, const void *buf, size_t len);
 int atls_flush(struct atls_conn *c);
-/* POLLIN and/or POLLOUT: what the engine waits for on the socket. */
+/* POLLIN and/or POLLOUT: what the engine waits for on the socket (BR_SSL_RECVREC,
+ * BR_SSL_SENDREC), nothing else: poll on exactly this. */
 short atls_events(const struct atls_conn *c);
+/* 1 when atls_write would take application data now (handshake done, BR_SSL_SENDAPP). */
+int atls_writable(const struct atls_conn *c);
 int atls_established(const struct atls_conn *c);
 /* One line: why the connection failed ("handshake: peer sent fatal alert 42", ...). */
 const char *atls_error(const struct atls_conn *c);

@@ -304,6 +304,13 @@ short atls_events(const struct atls_conn *c)
 	return ev;
 }
 
+int atls_writable(const struct atls_conn *c)
+{
+	unsigned st = br_ssl_engine_current_state(c->eng);
+
+	return c->established && (st & BR_SSL_SENDAPP) && !(st & BR_SSL_CLOSED);
+}
+
 int atls_established(const struct atls_conn *c)
 {
 	return c->established;

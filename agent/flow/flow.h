@@ -67,7 +67,7 @@ int flow_call_ex(const char *endpoint, const struct atls_config *cfg, const char
 		 struct grpc_result *result, int *established);
 
 /* ---- a gRPC server over aTLS (serve.c) ---- */
-#define SERVE_MAX_CONNS 8
+#define SERVE_MAX_CONNS 64
 
 struct server {
 	int lfd;
@@ -87,8 +87,15 @@ struct server {
 		int fd;
 		struct atls_conn *tls;
 		struct grpc_server_conn *rpc;
-		int dead;
+		int dead, admitted;
+		int64_t accepted_ms, admitted_ms;
+		uint8_t addr[16]; /* the peer's address (IPv4 mapped), for the attestation limits */
 	} conns[SERVE_MAX_CONNS];
+	struct serve_bucket {
+		uint8_t addr[16];
+		int64_t at_ms; /* last refill */
+		int tokens_milli;
+	} global, sources[16];
 };
 
 /* Serves until a handler sets stop and its streams are done (or 10 s after stop). */

@@ -120,6 +120,7 @@ void rpc_io_fd(struct rpc_io *io, int *fd)
 	io->write = fd_write;
 	io->events = fd_events;
 	io->ctx = fd;
+	io->writable = NULL;
 }
 
 /* What the client's and the server's nghttp2 send callbacks share: the transport's answer
@@ -137,10 +138,15 @@ ssize_t rpc_h2_write(const struct rpc_io *io, const uint8_t *data, size_t len)
 
 short rpc_h2_events(const struct rpc_io *io, nghttp2_session *h2)
 {
-	short ev = POLLIN | io->events(io->ctx);
+	short ev = io->events(io->ctx);
 
-	if (nghttp2_session_want_write(h2))
+	if (!io->writable) {
+		ev |= POLLIN;
+		if (nghttp2_session_want_write(h2))
+			ev |= POLLOUT;
+	} else if (nghttp2_session_want_write(h2) && io->writable(io->ctx)) {
 		ev |= POLLOUT;
+	}
 	return ev;
 }
 

@@ -18,8 +18,14 @@ static short atls_io_events(void *ctx)
 	return atls_events(ctx);
 }
 
+static int atls_io_writable(void *ctx)
+{
+	return atls_writable(ctx);
+}
+
 void rpc_io_atls(struct rpc_io *io, struct atls_conn *c)
 {
+	io->writable = atls_io_writable;
 	io->read = atls_io_read;
 	io->write = atls_io_write;
 	io->events = atls_io_events;

@@ -25,12 +25,19 @@ enum grpc_status {
 };
 
 /* The transport under HTTP/2: plain socket or aTLS. read/write return a byte count,
- * -EAGAIN when they would block, or another negative errno (end of stream included). */
+ * -EAGAIN when they would block, or another negative errno (end of stream included).
+ * Poll interest comes from the transport, never from nghttp2's wish alone: with writable
+ * set (TLS), events() is exactly what the engine waits for on the socket and HTTP/2 output
+ * adds POLLOUT only when writable() says the engine takes application data now; a
+ * transport without writable (a plain socket) always waits for POLLIN and for POLLOUT while
+ * HTTP/2 has output. Otherwise a TLS handshake that waits for the peer would see POLLOUT
+ * ready forever and spin. */
 struct rpc_io {
 	ssize_t (*read)(void *ctx, void *buf, size_t len);
 	ssize_t (*write)(void *ctx, const void *buf, size_t len);
 	short (*events)(void *ctx); /* what the transport itself waits for (TLS records) */
 	void *ctx;
+	int (*writable)(void *ctx); /* NULL: writes go straight to the socket */
 };
 
 /* A plain non-blocking socket as transport (tests, h2c). */

@@ -1,0 +1,151 @@
+# The agent's servers and its join client against peers that connect and say nothing: no
+# busy loop (CPU per 5 s of idle peers), more than 8 connections served, a full table that
+# evicts a connection still in its handshake so the real CLI (constel-init) gets through, and
+# the handshake deadline. Loopback only; every wait bounded.
+. tests/lib.sh
+agent=$PWD/$BUILD/constel-agent
+init=$PWD/$BUILD/tools/constel-init
+work=$(mktemp -d /tmp/constel-io-idle-XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+
+# cpu_ms PID: user+system CPU time of PID in ms (from /proc/PID/stat).
+cpu_ms() {
+	local hz
+	hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '{sub(/.*\) /, ""); print int(($12 + $13) * 1000 / hz)}' "/proc/$1/stat"
+}
+
+# idle_peers PORT N SECONDS: N TCP connections to 127.0.0.1:PORT that never send a byte,
+# held SECONDS (in the background; prints how many connected and how many the server had
+# closed by the end to $work/idle.N.out).
+idle_peers() {
+	python3 - "$@" >"$work/idle.$2.out" 2>&1 <<'PY' &
+import socket, sys, time, select
+port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+socks = []
+for _ in range(n):
+    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+    s.setblocking(False)
+    socks.append(s)
+end = time.time() + secs
+while time.time() < end:
+    time.sleep(0.1)
+closed = 0
+for s in socks:
+    try:
+        r, _, _ = select.select([s], [], [], 0)
+        if r and s.recv(1) == b"":
+            closed += 1
+    except OSError:
+        closed += 1
+print("connected", len(socks), "closed", closed)
+PY
+}
+
+secret_ws() {
+	"$init" --workspace "$work/ws" prepare >/dev/null
+}
+
+start_init() { # start_init NAME: serve-init (dummy attestation) on a free port; sets iport, ipid
+	"$agent" serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/ws/init-secret.bcrypt" \
+		--disk-uuid 0B3E9C3A-8E6F-4C1E-9D2B-5A7F00000001 --out "$work/$1" \
+		--kubeadm "$work/kubeadm.sh" --attestation dummy 2>"$work/$1.log" &
+	ipid=$!
+	iport=$(logged_port "$work/$1.log")
+}
+
+cat >"$work/kubeadm.sh" <<'SH'
+#!/bin/sh
+# Test double for the kubeadm init sequence: admin.conf with one cluster.
+printf 'apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: AAAA\n    server: https://10.42.1.100:6443\n  name: c\nkind: Config\n'
+SH
+chmod +x "$work/kubeadm.sh"
+secret_ws
+
+t=io_serve_init_20_idle_connections_cost_under_100ms_cpu_per_5s
+if start_init idle && [ -n "$iport" ]; then
+	idle_peers "$iport" 20 6.5
+	sleep 1
+	c0=$(cpu_ms $ipid)
+	sleep 5
+	c1=$(cpu_ms $ipid)
+	used=$((c1 - c0))
+	echo "serve-init CPU with 20 idle connections: ${used} ms per 5 s" >&2
+	[ $used -lt 100 ] && pass $t || fail $t "${used} ms CPU in 5 s"
+	kill $ipid 2>/dev/null
+	wait_pid $ipid 5 >/dev/null
+else
+	fail $t "serve-init did not start: $(tail -2 "$work/idle.log")"
+fi
+
+t=io_join_client_against_a_silent_endpoint_costs_under_100ms_cpu_per_5s
+python3 - "$work/silent.port" <<'PY' &
+# A test double for a load balancer without a healthy backend: accepts, never answers.
+import socket, sys, time
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(16)
+open(sys.argv[1] + ".tmp", "w").write(str(l.getsockname()[1]))
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+conns = []
+end = time.time() + 30
+l.settimeout(0.2)
+while time.time() < end:
+    try:
+        conns.append(l.accept()[0])
+    except socket.timeout:
+        pass
+PY
+for _ in $(seq 50); do [ -s "$work/silent.port" ] && break; sleep 0.1; done
+sport=$(cat "$work/silent.port" 2>/dev/null)
+ssh-keygen -q -t ed25519 -N '' -f "$work/ssh_host_key" >/dev/null 2>&1
+"$agent" join --endpoint "127.0.0.1:$sport" --name w --role worker \
+	--disk-uuid 0B3E9C3A-8E6F-4C1E-9D2B-5A7F00000001 --ssh-host-key "$work/ssh_host_key" \
+	--out "$work/join" --timeout 12 --attestation dummy 2>"$work/join.log" &
+jpid=$!
+sleep 1.5
+if kill -0 $jpid 2>/dev/null; then
+	c0=$(cpu_ms $jpid)
+	sleep 5
+	c1=$(cpu_ms $jpid)
+	used=$((c1 - c0))
+	echo "join client CPU against a silent endpoint: ${used} ms per 5 s" >&2
+	[ $used -lt 100 ] && pass $t || fail $t "${used} ms CPU in 5 s"
+else
+	fail $t "join ended early: $(tail -2 "$work/join.log")"
+fi
+kill $jpid 2>/dev/null
+wait_pid $jpid 5 >/dev/null
+
+t=io_serve_init_serves_the_cli_past_the_8th_idle_connection_and_with_a_full_table
+if start_init full && [ -n "$iport" ]; then
+	# 80 idle connections: more than the slots; the CLI must still get its init through.
+	idle_peers "$iport" 80 25
+	sleep 1
+	start=$(date +%s)
+	out=$("$init" --workspace "$work/ws" apply --endpoint "127.0.0.1:$iport" \
+		--attestation dummy --timeout 20 2>"$work/full.cli.log")
+	rc=$?
+	took=$(($(date +%s) - start))
+	echo "constel-init with 80 idle connections held: rc $rc in ${took} s" >&2
+	[ $rc = 0 ] && [ -n "$out" ] && pass $t || fail $t "rc $rc: $(tail -2 "$work/full.cli.log"); $(tail -2 "$work/full.log")"
+	wait_pid $ipid 10 >/dev/null
+else
+	fail $t "serve-init did not start: $(tail -2 "$work/full.log")"
+fi
+
+t=io_serve_init_closes_a_connection_that_never_completes_its_handshake
+if start_init hs && [ -n "$iport" ]; then
+	idle_peers "$iport" 3 13
+	sleep 14
+	if grep -q 'connected 3 closed 3' "$work/idle.3.out"; then
+		pass $t
+	else
+		fail $t "$(cat "$work/idle.3.out")"
+	fi
+	kill $ipid 2>/dev/null
+	wait_pid $ipid 5 >/dev/null
+else
+	fail $t "serve-init did not start"
+fi
