@@ -7,6 +7,7 @@ hostile=${hostile:-$PWD/tests/bench/hostile.py}
 HOSTILE_CONNS=${HOSTILE_CONNS:-200}
 HOSTILE_HOLD=${HOSTILE_HOLD:-5} # seconds of load (or idle) measured before the client starts
 HOSTILE_KINDS=${HOSTILE_KINDS:-idle,slow,garbage,half,flood}
+HOSTILE_SOURCES=${HOSTILE_SOURCES:-40} # N: the load comes from N loopback addresses other than the CLI's; 0: from 127.0.0.1 as the CLI
 uuid=0b3e9c3a-8e6f-4c1e-9d2b-5a7f00000016
 
 # hostile_setup: swtpm, a CLI workspace (prepare), the measurements and the kubeadm test double.
@@ -49,7 +50,7 @@ hostile_run() {
 	pid=$(cat "$d/server.pid")
 	if [ "$attack" = 1 ]; then
 		python3 "$hostile" load --port "$port" --conns "$HOSTILE_CONNS" --duration $((timeout + HOSTILE_HOLD + 10)) \
-			--kinds "$HOSTILE_KINDS" --report "$d/load.txt" 2>"$d/load.err" &
+			--kinds "$HOSTILE_KINDS" --sources "$HOSTILE_SOURCES" --report "$d/load.txt" 2>"$d/load.err" &
 		lpid=$!
 		sleep 1
 	fi

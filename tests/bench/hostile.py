@@ -4,9 +4,12 @@
 Loopback only (127.0.0.1); every loop is bounded in count and time.
 
   hostile.py load --port P [--conns 200] [--duration S] [--report FILE] [--kinds K,K...]
-      Holds CONNS connections to 127.0.0.1:P, the same number of each kind (default all five), each renewed (after a
-      0.5-1 s pause) when the server closes it, for DURATION seconds or until SIGTERM; then
-      writes one line of counts per kind to FILE (or stdout):
+                  [--sources N]
+      Holds CONNS connections to 127.0.0.1:P, the same number of each kind (default all
+      five), each renewed (after a 0.5-1 s pause) when the server closes it, for DURATION seconds or until SIGTERM; then
+      writes one line of counts per kind to FILE (or stdout). The connections come from
+      127.0.0.1 (N = 0, the default: the same address as the CLI) or from N other loopback
+      addresses 127.0.1.1, 127.0.1.2, ... (a hostile network of N hosts). Kinds:
         idle     connects and never sends a byte
         slow     a real ClientHello, one byte a second (slowloris)
         garbage  TLS handshake records of random bytes, one every 200 ms
@@ -84,6 +87,16 @@ def grpc_headers(path):
     return block
 
 
+def source(i, sources):
+    """Connection i's source address: 127.0.0.1 when SOURCES is 0 (the CLI's own address),
+    else one of SOURCES loopback addresses 127.0.1.1, 127.0.1.2, ... (all of 127/8 is loopback
+    on Linux), connections dealt round-robin."""
+    if sources <= 0:
+        return "127.0.0.1"
+    n = i % sources
+    return f"127.0.{1 + n // 250}.{1 + n % 250}"
+
+
 class Stats:
     def __init__(self):
         self.k = {kind: dict(attempts=0, connected=0, closed=0, failed=0, handshakes=0, frames=0) for kind in KINDS}
@@ -111,13 +124,15 @@ async def drain(reader, deadline):
             return True
 
 
-async def one(kind, port, deadline, st, ctx):
+async def one(kind, src, port, deadline, st, ctx):
     """One connection of KIND until the server closes it or the deadline passes."""
     s = st.k[kind]
     if kind == "flood":
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname=nonce_sni()),
+                asyncio.open_connection(
+                    "127.0.0.1", port, ssl=ctx, server_hostname=nonce_sni(), local_addr=(src, 0)
+                ),
                 max(0.1, min(20, deadline - time.monotonic())),
             )
         except (OSError, ssl.SSLError, asyncio.TimeoutError, TimeoutError, EOFError):
@@ -128,7 +143,8 @@ async def one(kind, port, deadline, st, ctx):
     else:
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection("127.0.0.1", port), max(0.1, min(5, deadline - time.monotonic()))
+                asyncio.open_connection("127.0.0.1", port, local_addr=(src, 0)),
+                max(0.1, min(5, deadline - time.monotonic())),
             )
         except (OSError, asyncio.TimeoutError, TimeoutError):
             s["failed"] += 1
@@ -180,20 +196,20 @@ async def one(kind, port, deadline, st, ctx):
     writer.transport.abort()
 
 
-async def keeper(kind, port, deadline, st, ctx, stop):
+async def keeper(kind, src, port, deadline, st, ctx, stop):
     """Keeps one connection of KIND open: renewed after a pause whenever it ends."""
     await asyncio.sleep(random.uniform(0, 0.5))  # spread the first connects
     while time.monotonic() < deadline and not stop.is_set() and st.attempts < MAX_ATTEMPTS:
         st.attempts += 1
         st.k[kind]["attempts"] += 1
         try:
-            await one(kind, port, deadline, st, ctx)
+            await one(kind, src, port, deadline, st, ctx)
         except Exception:  # an unexpected error ends this connection, never the load
             st.k[kind]["failed"] += 1
         await asyncio.sleep(random.uniform(0.5, 1.0))
 
 
-async def load(port, conns, duration, report, kinds):
+async def load(port, conns, duration, report, kinds, sources):
     st = Stats()
     ctx = client_ctx()
     stop = asyncio.Event()
@@ -202,7 +218,8 @@ async def load(port, conns, duration, report, kinds):
     loop.add_signal_handler(signal.SIGINT, stop.set)
     deadline = time.monotonic() + duration
     tasks = [
-        asyncio.ensure_future(keeper(kinds[i % len(kinds)], port, deadline, st, ctx, stop)) for i in range(conns)
+        asyncio.ensure_future(keeper(kinds[i % len(kinds)], source(i, sources), port, deadline, st, ctx, stop))
+        for i in range(conns)
     ]
     waiter = asyncio.ensure_future(stop.wait())
     await asyncio.wait([waiter, asyncio.ensure_future(asyncio.sleep(duration))], return_when=asyncio.FIRST_COMPLETED)
@@ -314,6 +331,7 @@ def main():
                 float(opts.get("duration", 60)),
                 opts.get("report"),
                 opts.get("kinds", ",".join(KINDS)).split(","),
+                int(opts.get("sources", 0)),
             )
         )
     elif mode == "listen":

@@ -1,11 +1,12 @@
 #!/bin/bash
 # make bench: hostile peers (issue 16, item 7). serve-init on swtpm (qemu-vtpm), once idle and
-# once under 200 hostile connections from tests/bench/hostile.py (idle, slowloris, garbage TLS
-# records, half handshakes, HTTP/2 floods after a completed handshake), while the real CLI
-# (constel-init apply) and then the Go interop peer run their init; in one run: their time to
-# success, the server's CPU seconds (in the 5 s before the init and over its life) and peak
-# RSS, attack against idle. Then the join client against silent, slow and garbage endpoints:
-# CPU per round (min/median/max), against a healthy Go join service as the baseline.
+# once under 200 hostile connections from 40 loopback addresses (tests/bench/hostile.py: idle,
+# slowloris, garbage TLS records, half handshakes, HTTP/2 floods after a completed handshake),
+# while the real CLI (from 127.0.0.1, constel-init apply) and then the Go interop peer run
+# their init; in one run: their time to success, the server's CPU seconds (in the 5 s before
+# the init and over its life) and peak RSS, attack against idle. Then the join client against
+# silent, slow and garbage endpoints: CPU per round (min/median/max), against a healthy Go
+# join service as the baseline.
 # Loopback only. Exits 1 when the CLI's init failed under the load (after printing everything).
 set -u
 BUILD=${1:-build}
@@ -39,8 +40,8 @@ if [ -n "$peer" ]; then
 	run go_attack go 1
 fi
 
-echo "bench: hostile peers: serve-init on swtpm (qemu-vtpm), idle against $HOSTILE_CONNS hostile connections,"
-echo "       each kind renewed when closed: idle, slowloris (1 byte/s), garbage TLS records, half"
+echo "bench: hostile peers: serve-init on swtpm (qemu-vtpm), idle against $HOSTILE_CONNS hostile connections"
+echo "       from $HOSTILE_SOURCES loopback addresses, each kind renewed when closed: idle, slowloris (1 byte/s), garbage TLS records, half"
 echo "       handshakes (ClientHello, then silence), HTTP/2 floods (100 streams claiming 4 MiB each,"
 echo "       SETTINGS, PING) after a completed TLS handshake; the init starts after ${HOSTILE_HOLD} s of it"
 row "" idle attack ratio
