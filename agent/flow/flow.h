@@ -87,7 +87,7 @@ struct server {
 		int fd;
 		struct atls_conn *tls;
 		struct grpc_server_conn *rpc;
-		int dead, admitted;
+		int dead, hello, admitted; /* hello: its first bytes arrived */
 		int64_t accepted_ms, admitted_ms;
 		uint8_t addr[16]; /* the peer's address (IPv4 mapped), for the attestation limits */
 	} conns[SERVE_MAX_CONNS];

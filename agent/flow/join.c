@@ -158,7 +158,7 @@ int flow_join(const struct join_params *p)
 		if (r < 0)
 			log_error("join: %s", err);
 		secret_wipe(res.response, res.response_len);
-		free(res.response);
+		rpc_free(res.response);
 	}
 	if (r == 0) { /* TryLockOnce with the cluster ID, before anything is written */
 		struct node_lock lock = {.tcti = p->tpm};
@@ -223,6 +223,6 @@ int flow_rejoin(const struct join_params *p)
 		log_info("rejoin: keys written to %s", p->out_dir);
 	secret_wipe(&resp, sizeof resp);
 	secret_wipe(res.response, res.response_len);
-	free(res.response);
+	rpc_free(res.response);
 	return r;
 }

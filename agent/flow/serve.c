@@ -2,9 +2,10 @@
  * fresh certificate for its client's nonce, plus one extra descriptor for the handlers (the
  * kubeadm child of the init server). Hostile peers are bounded here: when the table is full
  * the oldest connection still in its handshake makes room for the new one; a connection
- * starts its handshake (whose ClientHello costs a TPM quote) only when a token of the global
- * and of its source address's bucket is free, so floods wait in the table instead of queuing
- * TPM work; the handshake must end within SERVE_HANDSHAKE_MS of that start. */
+ * starts its handshake (whose ClientHello costs a TPM quote, one at a time in this one loop)
+ * only once its first bytes arrived and a token of the global and of its source address's
+ * bucket is free, so floods wait in the table instead of queuing TPM work, and silent peers
+ * cost nothing; the handshake must end within SERVE_HANDSHAKE_MS of that start. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -66,48 +67,30 @@ static struct serve_bucket *source_bucket(struct server *s, const uint8_t addr[1
 	return old;
 }
 
-static int in_handshake(const struct serve_conn *c)
-{
-	return c->fd >= 0 && c->admitted && !c->dead && !atls_established(c->tls);
-}
-
-/* Starts the handshakes of waiting connections, oldest first, as the limits allow (a source
- * at its limits is passed over, not waited for); returns the ms until the next try when one
- * still waits, -1 when none does. */
+/* Starts the handshakes of connections whose first bytes (the ClientHello) arrived, oldest
+ * first, as the buckets allow (a source without tokens is passed over, not waited for);
+ * returns the ms until the next try when one still waits, -1 when none does. */
 static int admit(struct server *s, int64_t now)
 {
 	uint8_t passed[SERVE_MAX_CONNS] = {0};
-	int inflight = 0, wait = -1;
+	int wait = -1;
 
-	for (int i = 0; i < SERVE_MAX_CONNS; i++)
-		inflight += in_handshake(&s->conns[i]);
 	for (;;) {
 		struct serve_conn *next = NULL;
 		struct serve_bucket *src;
-		int same = 0;
 
 		for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 			struct serve_conn *c = &s->conns[i];
 
-			if (c->fd >= 0 && !c->admitted && !passed[i] &&
+			if (c->fd >= 0 && !c->admitted && c->hello && !passed[i] &&
 			    (!next || c->accepted_ms < next->accepted_ms))
 				next = c;
 		}
 		if (!next)
 			return wait;
-		if (inflight >= ATTEST_INFLIGHT)
-			return 100;
 		if (!bucket_ready(&s->global, ATTEST_RATE, ATTEST_BURST, now))
 			return (1000 - s->global.tokens_milli) / ATTEST_RATE + 1;
-		for (int i = 0; i < SERVE_MAX_CONNS; i++)
-			same +=
-			    in_handshake(&s->conns[i]) && !memcmp(s->conns[i].addr, next->addr, 16);
 		src = source_bucket(s, next->addr, now);
-		if (same >= ATTEST_SRC_INFLIGHT) {
-			passed[next - s->conns] = 1;
-			wait = 100;
-			continue;
-		}
 		if (!bucket_ready(src, ATTEST_SRC_RATE, ATTEST_SRC_BURST, now)) {
 			int t = (1000 - src->tokens_milli) / ATTEST_SRC_RATE + 1;
 
@@ -120,7 +103,6 @@ static int admit(struct server *s, int64_t now)
 		src->tokens_milli -= 1000;
 		next->admitted = 1;
 		next->admitted_ms = now;
-		inflight++;
 	}
 }
 
@@ -198,6 +180,13 @@ static int accept_one(struct server *s)
 	}
 	log_debug("serve: new connection");
 	return 1;
+}
+
+static void hello_arrived(struct server *s, int fd)
+{
+	for (int i = 0; i < SERVE_MAX_CONNS; i++)
+		if (s->conns[i].fd == fd)
+			s->conns[i].hello = 1;
 }
 
 /* Steps one connection; 1 when it is gone (closed). */
@@ -291,13 +280,15 @@ int serve_run(struct server *s)
 		for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 			struct serve_conn *c = &s->conns[i];
 
-			/* Waiting connections are not read: their ClientHello waits in the
-			 * socket until a handshake token is theirs. */
+			/* A waiting connection is polled only until its first bytes arrive;
+			 * they stay in the socket until a handshake token is its own. */
 			if (c->fd < 0 || c->dead)
 				continue;
 			if (c->admitted)
 				pfd[n++] =
 				    (struct pollfd){c->fd, grpc_server_conn_events(c->rpc), 0};
+			else if (!c->hello)
+				pfd[n++] = (struct pollfd){c->fd, POLLIN, 0};
 			t = conn_timeout(c, now);
 			if (t >= 0 && t < timeout)
 				timeout = t;
@@ -313,6 +304,9 @@ int serve_run(struct server *s)
 			timeout = 100;
 		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return log_err(-errno, "serve: poll");
+		for (int i = 0; i < n; i++)
+			if (pfd[i].revents && i != lidx && pfd[i].fd != s->extra_fd)
+				hello_arrived(s, pfd[i].fd);
 		if (lidx >= 0 && (pfd[lidx].revents & POLLIN))
 			for (int i = 0; i < SERVE_ACCEPT_BURST && accept_one(s); i++)
 				;

@@ -10,6 +10,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "base/base.h"
 #include "rpc.h"
 #include "rpc_internal.h"
 
@@ -124,12 +125,13 @@ static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t 
 		data += used;
 		len -= used;
 		if (r == 1) {
-			free(c->resp);
+			rpc_free(c->resp);
 			c->resp = grpc_deframer_take(&c->df, &c->resp_len);
+			rpc_mem_give(c->resp_len); /* the caller's now */
 			c->n_msgs++;
 			if (c->on_message) {
 				c->on_message(c->arg, c->resp, c->resp_len);
-				free(c->resp);
+				rpc_free(c->resp);
 				c->resp = NULL;
 			}
 		}
@@ -170,7 +172,7 @@ int grpc_client_new(const struct rpc_io *io, const char *authority, struct grpc_
 	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
-	if (nghttp2_session_client_new(&c->h2, cb, c)) {
+	if (nghttp2_session_client_new3(&c->h2, cb, c, NULL, rpc_h2_mem())) {
 		nghttp2_session_callbacks_del(cb);
 		free(c);
 		return -ENOMEM;
@@ -194,7 +196,8 @@ void grpc_client_free(struct grpc_client *c)
 		return;
 	nghttp2_session_del(c->h2);
 	grpc_deframer_free(&c->df);
-	free(c->resp);
+	rpc_free(c->resp);
+	secret_wipe(c, sizeof *c); /* rbuf held response bytes */
 	free(c);
 }
 

@@ -2,6 +2,8 @@
  * client and the server share: the plain-socket transport, percent-encoding of
  * grpc-message, the monotonic clock. */
 #include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +16,137 @@
 #include "rpc.h"
 #include "rpc_internal.h"
 
+/* The bytes all connections of this process hold for peers: messages being received and
+ * nghttp2's own state. One bound for all, so that many connections cannot together make PID 1
+ * hold more than RPC_MEM_BUDGET. */
+static size_t mem_used;
+
+int rpc_mem_take(size_t n)
+{
+	if (n > RPC_MEM_BUDGET - mem_used)
+		return -ENOBUFS;
+	mem_used += n;
+	return 0;
+}
+
+void rpc_mem_give(size_t n)
+{
+	mem_used -= n < mem_used ? n : mem_used;
+}
+
+size_t rpc_mem_in_use(void)
+{
+	return mem_used;
+}
+
+void rpc_free(void *p)
+{
+	if (!p)
+		return;
+	secret_wipe(p, malloc_usable_size(p));
+	free(p);
+}
+
+/* nghttp2's allocator: counted against the budget, wiped when freed (its frame buffers hold
+ * request and response bodies), realloc as a copy into a fresh block. */
+static void *h2_malloc(size_t n, void *u)
+{
+	void *p = malloc(n ? n : 1);
+
+	(void)u;
+	if (p && rpc_mem_take(malloc_usable_size(p)) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void h2_free(void *p, void *u)
+{
+	(void)u;
+	if (!p)
+		return;
+	rpc_mem_give(malloc_usable_size(p));
+	rpc_free(p);
+}
+
+static void *h2_calloc(size_t nmemb, size_t size, void *u)
+{
+	void *p;
+
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	p = h2_malloc(nmemb * size, u);
+	if (p)
+		memset(p, 0, nmemb * size);
+	return p;
+}
+
+static void *h2_realloc(void *p, size_t n, void *u)
+{
+	void *q;
+	size_t old;
+
+	if (!p)
+		return h2_malloc(n, u);
+	if (!n) {
+		h2_free(p, u);
+		return NULL;
+	}
+	q = h2_malloc(n, u);
+	if (!q)
+		return NULL;
+	old = malloc_usable_size(p);
+	memcpy(q, p, old < n ? old : n);
+	h2_free(p, u);
+	return q;
+}
+
+nghttp2_mem *rpc_h2_mem(void)
+{
+	static nghttp2_mem mem = {NULL, h2_malloc, h2_free, h2_calloc, h2_realloc};
+
+	return &mem;
+}
+
 void grpc_deframer_init(struct grpc_deframer *d, size_t limit)
 {
 	memset(d, 0, sizeof *d);
 	d->limit = limit;
 }
 
+/* Makes room for need bytes: the buffer grows as bytes arrive (doubling from 4 KiB, never past
+ * the message's length), each step a fresh block with the old one wiped, within the budget. */
+static int deframer_grow(struct grpc_deframer *d, size_t need)
+{
+	size_t cap = d->cap ? d->cap * 2 : 4096;
+	uint8_t *p;
+
+	if (need <= d->cap)
+		return 0;
+	if (cap < need)
+		cap = need;
+	if (cap > d->msg_len)
+		cap = d->msg_len;
+	if (rpc_mem_take(cap - d->cap) < 0)
+		return -ENOBUFS;
+	p = malloc(cap);
+	if (!p) {
+		rpc_mem_give(cap - d->cap);
+		return -ENOMEM;
+	}
+	if (d->have)
+		memcpy(p, d->msg, d->have);
+	rpc_free(d->msg);
+	d->msg = p;
+	d->cap = cap;
+	return 0;
+}
+
 int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, size_t *used)
 {
 	size_t off = 0, n;
+	int r;
 
 	*used = 0;
 	if (d->done)
@@ -33,28 +157,38 @@ int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, 
 		*used = off;
 		return 0;
 	}
-	if (!d->msg) {
+	if (!d->started) {
 		if (d->hdr[0] != 0) {
 			*used = off;
 			return d->hdr[0] == 1 ? -EPROTONOSUPPORT : -EBADMSG;
 		}
 		d->msg_len = (size_t)d->hdr[1] << 24 | (size_t)d->hdr[2] << 16 |
 			     (size_t)d->hdr[3] << 8 | d->hdr[4];
-		/* Refused before allocating: the length is the peer's claim. */
+		/* The length is the peer's claim: refused over the limit, and memory is taken
+		 * only as its bytes arrive. */
 		if (d->msg_len > d->limit) {
 			*used = off;
 			return -EMSGSIZE;
 		}
-		d->msg = malloc(d->msg_len ? d->msg_len : 1);
-		if (!d->msg)
-			return -ENOMEM;
+		d->started = 1;
 		d->have = 0;
 	}
 	n = len - off < d->msg_len - d->have ? len - off : d->msg_len - d->have;
-	memcpy(d->msg + d->have, buf + off, n);
+	r = deframer_grow(d, d->have + n);
+	if (r < 0) {
+		*used = off;
+		return r;
+	}
+	if (n)
+		memcpy(d->msg + d->have, buf + off, n);
 	d->have += n;
 	*used = off + n;
 	if (d->have == d->msg_len) {
+		if (!d->msg) {
+			d->msg = malloc(1); /* an empty message is still a message */
+			if (!d->msg)
+				return -ENOMEM;
+		}
 		d->done = 1;
 		return 1;
 	}
@@ -68,15 +202,17 @@ uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len)
 	*len = d->msg_len;
 	d->msg = NULL;
 	d->hdr_len = 0;
-	d->msg_len = d->have = 0;
-	d->done = 0;
+	d->msg_len = d->have = d->cap = 0;
+	d->done = d->started = 0;
 	return m;
 }
 
 void grpc_deframer_free(struct grpc_deframer *d)
 {
-	free(d->msg);
+	rpc_mem_give(d->cap);
+	rpc_free(d->msg);
 	d->msg = NULL;
+	d->cap = 0;
 }
 
 void grpc_frame_header(uint8_t hdr[5], size_t len)

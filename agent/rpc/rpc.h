@@ -10,6 +10,9 @@
 #include <sys/types.h>
 
 #define GRPC_MAX_MESSAGE (4 * 1024 * 1024) /* grpc-go's default receive limit */
+/* What all connections of the process together may hold for their peers (messages being
+ * received, nghttp2's state): a connection that would pass it is closed. */
+#define RPC_MEM_BUDGET (48 * 1024 * 1024)
 
 enum grpc_status {
 	GRPC_OK = 0,
@@ -51,24 +54,35 @@ struct grpc_deframer {
 	uint8_t hdr[5];
 	size_t hdr_len;
 	uint8_t *msg;
-	size_t msg_len, have, limit;
-	int done; /* a whole message is in msg */
+	size_t msg_len, have, cap, limit; /* cap: allocated, grown as bytes arrive */
+	int started, done;		  /* started: header read; done: a whole message */
 };
 
 void grpc_deframer_init(struct grpc_deframer *d, size_t limit);
 /* Consumes up to len bytes; *used says how many. Returns 1 when a message is complete (take
  * it with grpc_deframer_take), 0 when more bytes are needed, -EMSGSIZE over the limit,
- * -EPROTONOSUPPORT for a compressed message, -ENOMEM. */
+ * -EPROTONOSUPPORT for a compressed message, -ENOBUFS over RPC_MEM_BUDGET, -ENOMEM. The
+ * buffer grows with the bytes that arrived, never to the claimed length up front. */
 int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, size_t *used);
-/* Hands the message over (the caller frees it) and resets for the next. */
+/* Hands the message over and resets for the next. The message (len bytes) still counts
+ * against RPC_MEM_BUDGET: the caller gives it back with rpc_mem_give(len) and frees it with
+ * rpc_free. */
 uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len);
 void grpc_deframer_free(struct grpc_deframer *d);
+
+/* Wipes a heap block (malloc_usable_size bytes) and frees it: every buffer that held a
+ * request or response body goes this way, responses handed to callers included. */
+void rpc_free(void *p);
+/* The shared budget: take fails with -ENOBUFS past RPC_MEM_BUDGET. */
+int rpc_mem_take(size_t n);
+void rpc_mem_give(size_t n);
+size_t rpc_mem_in_use(void);
 
 /* ---- client ---- */
 struct grpc_result {
 	int status;	   /* enum grpc_status */
 	char message[256]; /* grpc-message, or our reason for a transport failure */
-	uint8_t *response; /* the response message for status OK (caller frees) */
+	uint8_t *response; /* the response message for status OK (caller frees: rpc_free) */
 	size_t response_len;
 };
 

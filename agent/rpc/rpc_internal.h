@@ -16,5 +16,7 @@ void grpc_percent_decode(const uint8_t *in, size_t len, char *out, size_t cap);
 ssize_t rpc_h2_write(const struct rpc_io *io, const uint8_t *data, size_t len);
 short rpc_h2_events(const struct rpc_io *io, nghttp2_session *h2);
 int rpc_poll_timeout(int64_t left);
+/* nghttp2's allocator: wiped, counted against RPC_MEM_BUDGET. */
+nghttp2_mem *rpc_h2_mem(void);
 
 #endif

@@ -17,6 +17,9 @@
 
 #define OUT_MAX		    (8 * 1024 * 1024) /* queued response bytes per stream */
 #define PING_ACK_TIMEOUT_MS 20000
+#define MAX_STREAMS	    4	  /* concurrent streams per connection (the CLI uses one) */
+#define IDLE_MS		    60000 /* without a request byte or an open stream */
+#define READS_PER_STEP	    16	  /* then the other connections get their turn */
 
 struct grpc_stream {
 	struct grpc_server_conn *conn;
@@ -39,8 +42,8 @@ struct grpc_server_conn {
 	const struct grpc_method *methods;
 	size_t n_methods;
 	struct grpc_stream *streams;
-	int64_t last_activity, ping_sent;
-	int ping_outstanding, keepalive_ms, ack_timeout_ms, failed;
+	int64_t last_activity, ping_sent, last_request;
+	int ping_outstanding, keepalive_ms, ack_timeout_ms, idle_ms, failed, more, n_streams;
 	int pings_sent, pings_acked;
 	uint8_t rbuf[16384];
 };
@@ -54,10 +57,12 @@ static void stream_free(struct grpc_stream *s)
 			*p = s->next;
 			break;
 		}
+	s->conn->n_streams--;
 	grpc_deframer_free(&s->df);
-	free(s->req);
-	free(s->out);
-	free(s);
+	rpc_mem_give(s->req_len);
+	rpc_free(s->req);
+	rpc_free(s->out);
+	rpc_free(s);
 }
 
 static ssize_t on_send(nghttp2_session *h, const uint8_t *data, size_t len, int flags, void *u)
@@ -141,9 +146,14 @@ int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len)
 		s->out_len -= s->out_off;
 		s->out_off = 0;
 	}
-	p = realloc(s->out, s->out_len + 5 + len);
+	/* A fresh block and the old one wiped: no realloc, which would leave the old bytes
+	 * (a kubeconfig's key) in freed heap. */
+	p = malloc(s->out_len + 5 + len);
 	if (!p)
 		return -ENOMEM;
+	if (s->out_len)
+		memcpy(p, s->out, s->out_len);
+	rpc_free(s->out);
 	s->out = p;
 	grpc_frame_header(s->out + s->out_len, len);
 	if (len)
@@ -203,6 +213,14 @@ static int on_begin_headers(nghttp2_session *h, const nghttp2_frame *f, void *u)
 
 	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
+	c->last_request = rpc_now_ms();
+	/* nghttp2 refuses streams past our SETTINGS once the peer knows them; ours counts the
+	 * streams a handler still holds too. */
+	if (c->n_streams >= MAX_STREAMS) {
+		nghttp2_submit_rst_stream(h, NGHTTP2_FLAG_NONE, f->hd.stream_id,
+					  NGHTTP2_REFUSED_STREAM);
+		return 0;
+	}
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
@@ -211,6 +229,7 @@ static int on_begin_headers(nghttp2_session *h, const nghttp2_frame *f, void *u)
 	grpc_deframer_init(&s->df, GRPC_MAX_MESSAGE);
 	s->next = c->streams;
 	c->streams = s;
+	c->n_streams++;
 	nghttp2_session_set_stream_user_data(h, s->id, s);
 	return 0;
 }
@@ -238,14 +257,20 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 {
 	struct grpc_stream *s = nghttp2_session_get_stream_user_data(h, id);
 
+	struct grpc_server_conn *c = u;
+
 	(void)flags;
-	(void)u;
+	c->last_request = rpc_now_ms();
 	if (!s || s->bad_req)
 		return 0;
 	while (len > 0) {
 		size_t used;
 		int r = grpc_deframer_push(&s->df, data, len, &used);
 
+		if (r == -ENOBUFS || r == -ENOMEM) {
+			c->failed = r;
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		}
 		if (r < 0) {
 			s->bad_req = r;
 			return 0;
@@ -253,7 +278,8 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 		data += used;
 		len -= used;
 		if (r == 1) {
-			free(s->req);
+			rpc_mem_give(s->req_len);
+			rpc_free(s->req);
 			s->req = grpc_deframer_take(&s->df, &s->req_len);
 			s->n_req++;
 		}
@@ -352,7 +378,7 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 	nghttp2_session_callbacks *cb;
 	nghttp2_option *opt;
 	int r;
-	nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
+	nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS},
 					{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
 
 	if (!c)
@@ -362,7 +388,7 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 	c->n_methods = n_methods;
 	c->keepalive_ms = 15000;
 	c->ack_timeout_ms = PING_ACK_TIMEOUT_MS;
-	c->last_activity = rpc_now_ms();
+	c->idle_ms = IDLE_MS;
 	if (nghttp2_session_callbacks_new(&cb)) {
 		free(c);
 		return -ENOMEM;
@@ -384,7 +410,7 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 		return -ENOMEM;
 	}
 	nghttp2_option_set_no_http_messaging(opt, 1);
-	r = nghttp2_session_server_new2(&c->h2, cb, c, opt);
+	r = nghttp2_session_server_new3(&c->h2, cb, c, opt, rpc_h2_mem());
 	nghttp2_option_del(opt);
 	nghttp2_session_callbacks_del(cb);
 	if (r) {
@@ -403,6 +429,7 @@ void grpc_server_conn_free(struct grpc_server_conn *c)
 	nghttp2_session_del(c->h2);
 	while (c->streams)
 		stream_free(c->streams);
+	secret_wipe(c, sizeof *c); /* rbuf held request bytes */
 	free(c);
 }
 
@@ -418,22 +445,46 @@ void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, in
 	*acked = c->pings_acked;
 }
 
+/* One line for a connection closed by the shared memory bound. */
+static int over_budget(void)
+{
+	log_warn("rpc: closing a connection: all connections together would hold over %d MiB",
+		 RPC_MEM_BUDGET >> 20);
+	return -ENOBUFS;
+}
+
 int grpc_server_conn_step(struct grpc_server_conn *c)
 {
-	int64_t now;
+	int64_t now = rpc_now_ms();
+	int n;
 
-	for (;;) {
-		ssize_t n = c->io.read(c->io.ctx, c->rbuf, sizeof c->rbuf);
+	/* The deadlines count from the first step: the caller steps a connection once its
+	 * handshake may start. */
+	if (!c->last_activity)
+		c->last_activity = c->last_request = now;
+	c->more = 0;
+	for (int i = 0;; i++) {
+		ssize_t got, used;
 
-		if (n == -EAGAIN)
+		if (i == READS_PER_STEP) {
+			c->more = 1;
 			break;
-		if (n < 0)
-			return n == -ECONNRESET ? 1 : (int)n;
+		}
+		got = c->io.read(c->io.ctx, c->rbuf, sizeof c->rbuf);
+		if (got == -EAGAIN)
+			break;
+		if (got < 0)
+			return got == -ECONNRESET ? 1 : (int)got;
 		c->last_activity = rpc_now_ms();
-		if (nghttp2_session_mem_recv(c->h2, c->rbuf, (size_t)n) < 0)
-			return -EPROTO;
+		used = nghttp2_session_mem_recv(c->h2, c->rbuf, (size_t)got);
+		if (c->failed == -ENOBUFS || used == NGHTTP2_ERR_NOMEM)
+			return over_budget();
+		if (used < 0)
+			return c->failed ? c->failed : -EPROTO;
 	}
 	now = rpc_now_ms();
+	if (!c->streams && now - c->last_request > c->idle_ms)
+		return -ETIMEDOUT;
 	if (c->ping_outstanding && now - c->ping_sent > c->ack_timeout_ms)
 		return -ETIMEDOUT;
 	if (!c->ping_outstanding && now - c->last_activity >= c->keepalive_ms) {
@@ -443,7 +494,10 @@ int grpc_server_conn_step(struct grpc_server_conn *c)
 		c->ping_sent = now;
 		c->last_activity = now;
 	}
-	if (nghttp2_session_send(c->h2) != 0)
+	n = nghttp2_session_send(c->h2);
+	if (n == NGHTTP2_ERR_NOMEM || c->failed == -ENOBUFS)
+		return over_budget();
+	if (n != 0)
 		return c->failed ? c->failed : -EIO;
 	if (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2))
 		return 1;
@@ -467,9 +521,15 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
 {
 	int64_t now = rpc_now_ms(), t;
 
+	if (c->more)
+		return 0;
+	if (!c->last_activity)
+		return 1000; /* not stepped yet */
 	if (c->ping_outstanding)
 		t = c->ping_sent + c->ack_timeout_ms - now;
 	else
 		t = c->last_activity + c->keepalive_ms - now;
+	if (!c->streams && c->last_request + c->idle_ms + 1 - now < t)
+		t = c->last_request + c->idle_ms + 1 - now;
 	return rpc_poll_timeout(t);
 }

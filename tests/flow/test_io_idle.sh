@@ -15,16 +15,19 @@ cpu_ms() {
 	awk -v hz="$hz" '{sub(/.*\) /, ""); print int(($12 + $13) * 1000 / hz)}' "/proc/$1/stat"
 }
 
-# idle_peers PORT N SECONDS: N TCP connections to 127.0.0.1:PORT that never send a byte,
-# held SECONDS (in the background; prints how many connected and how many the server had
-# closed by the end to $work/idle.N.out).
+# idle_peers PORT N SECONDS [HEX]: N TCP connections to 127.0.0.1:PORT that send HEX (default
+# nothing) and then never another byte, held SECONDS (in the background; prints how many
+# connected and how many the server had closed by the end to $work/idle.N.out).
 idle_peers() {
 	python3 - "$@" >"$work/idle.$2.out" 2>&1 <<'PY' &
 import socket, sys, time, select
 port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+first = bytes.fromhex(sys.argv[4]) if len(sys.argv) > 4 else b""
 socks = []
 for _ in range(n):
     s = socket.create_connection(("127.0.0.1", port), timeout=2)
+    if first:
+        s.sendall(first)
     s.setblocking(False)
     socks.append(s)
 end = time.time() + secs
@@ -137,7 +140,8 @@ fi
 
 t=io_serve_init_closes_a_connection_that_never_completes_its_handshake
 if start_init hs && [ -n "$iport" ]; then
-	idle_peers "$iport" 3 13
+	# the start of a ClientHello record, then silence
+	idle_peers "$iport" 3 13 160301020001
 	sleep 14
 	if grep -q 'connected 3 closed 3' "$work/idle.3.out"; then
 		pass $t
