@@ -92,6 +92,7 @@ hostile_run() {
 	r_cpu=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' "$d/server.ru")
 	r_rss=$(sed -n 's/.*maxrss_kb=\([0-9]*\).*/\1/p' "$d/server.ru")
 	[ $r_rc = 0 ] || r_why="the $client init failed (exit $r_rc after ${r_time} s): $(tail -1 "$d/client.out")"
+	[ $r_rc = 124 ] && r_why="$r_why(killed at the time bound)"
 	[ $r_rc = 0 ] && [ "$r_srv" != 0 ] && r_why="serve-init ended with $r_srv: $(tail -1 "$d/server.log")"
 	[ -z "$r_why" ]
 }

@@ -41,9 +41,10 @@ if [ -n "$peer" ]; then
 fi
 
 echo "bench: hostile peers: serve-init on swtpm (qemu-vtpm), idle against $HOSTILE_CONNS hostile connections"
-echo "       from $HOSTILE_SOURCES loopback addresses, each kind renewed when closed: idle, slowloris (1 byte/s), garbage TLS records, half"
-echo "       handshakes (ClientHello, then silence), HTTP/2 floods (100 streams claiming 4 MiB each,"
-echo "       SETTINGS, PING) after a completed TLS handshake; the init starts after ${HOSTILE_HOLD} s of it"
+echo "       from $HOSTILE_SOURCES loopback addresses, each renewed when closed: idle, slowloris (1 byte/s),"
+echo "       garbage TLS records, half handshakes (ClientHello, then silence), HTTP/2 floods after a"
+echo "       completed TLS handshake (100 streams claiming 4 MiB each, SETTINGS, PING); the init"
+echo "       starts after ${HOSTILE_HOLD} s of it"
 row "" idle attack ratio
 row "constel-init apply, time to success (s)" "$(outcome "$cli_idle_rc" "$cli_idle_time")" \
 	"$(outcome "$cli_attack_rc" "$cli_attack_time")" \
