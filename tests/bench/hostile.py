@@ -19,7 +19,8 @@ Loopback only (127.0.0.1); every loop is bounded in count and time.
                  PING frames as fast as the server reads them (100 frames per 50 ms at most)
   hostile.py listen --kind silent|slow|garbage [--duration S]
       An endpoint for the join client: prints "LISTEN port", then accepts every connection:
-      silent never sends, slow sends one garbage byte a second, garbage sends random TLS
+      silent never sends, slow sends a TLS record header claiming 16 KiB and then its body,
+      one byte a second, garbage sends random TLS
       records as fast as the peer reads them (bounded by the kernel's buffer).
   hostile.py spawn --pidfile F --report R -- CMD...
       Runs CMD, writes its pid to F, waits for it and writes "rc=.. wall_s=.. cpu_s=..
@@ -239,12 +240,15 @@ async def load(port, conns, duration, report, kinds, sources):
 async def listen(kind, duration):
     async def serve(reader, writer):
         end = time.monotonic() + duration
+        trickle, sent = b"\x16\x03\x03\x40\x00", 0
         try:
             while time.monotonic() < end:
                 if kind == "silent":
                     await asyncio.sleep(1)
                 elif kind == "slow":
-                    writer.write(os.urandom(1))
+                    # a plausible record header (handshake, TLS 1.2, 16 KiB), then its body
+                    writer.write(trickle[sent : sent + 1] if sent < len(trickle) else os.urandom(1))
+                    sent += 1
                     await writer.drain()
                     await asyncio.sleep(1)
                 else:

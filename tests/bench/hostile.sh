@@ -95,7 +95,7 @@ for kind in go silent slow garbage; do
 	case $kind in
 	go) label="baseline: a healthy Go join service" ;;
 	silent) label="silent endpoint (accepts, never sends)" ;;
-	slow) label="slow endpoint (1 garbage byte/s)" ;;
+	slow) label="slow endpoint (a TLS record, 1 byte/s)" ;;
 	garbage) label="garbage endpoint (random TLS records)" ;;
 	esac
 	printf '  %-40s %22s %22s\n' "$label" "$(mmm <"$work/cpu.$kind")" "$(mmm <"$work/time.$kind")"
