@@ -62,7 +62,7 @@ static const struct grpc_method methods[] = {{"/t.API/Echo", echo, NULL}};
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct feed f = {data, size, 0, 0};
-	struct rpc_io io = {feed_read, sink_write, no_events, &f};
+	struct rpc_io io = {feed_read, sink_write, no_events, &f, NULL};
 	struct grpc_server_conn *c;
 
 	if (size > 65536 || grpc_server_conn_new(&io, methods, 1, &c) < 0)
