@@ -7,7 +7,8 @@
 # the init and over its life) and peak RSS, attack against idle. Then the join client against
 # silent, slow and garbage endpoints: CPU per round (min/median/max), against a healthy Go
 # join service as the baseline.
-# Loopback only. Exits 1 when the CLI's init failed under the load (after printing everything).
+# The same for 40 HTTP/2 floods alone (all of them get through the handshake).
+# Loopback only. Exits 1 when the CLI's init failed under a load (after printing everything).
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -35,6 +36,7 @@ run() {
 }
 run cli_idle cli 0
 run cli_attack cli 1
+HOSTILE_CONNS=40 HOSTILE_KINDS=flood run cli_flood cli 1
 if [ -n "$peer" ]; then
 	run go_idle go 0
 	run go_attack go 1
@@ -54,6 +56,13 @@ row "serve-init CPU in the ${HOSTILE_HOLD} s before the init (s)" "$cli_idle_hol
 row "serve-init CPU over its life (s)" "$cli_idle_cpu" "$cli_attack_cpu" "$(ratio "$cli_attack_cpu" "$cli_idle_cpu")"
 row "serve-init peak RSS (VmHWM, KiB)" "$cli_idle_rss" "$cli_attack_rss" "$(ratio "$cli_attack_rss" "$cli_idle_rss")"
 row "serve-init VmPeak after the ${HOSTILE_HOLD} s (KiB)" "$cli_idle_vm" "$cli_attack_vm" "$(ratio "$cli_attack_vm" "$cli_idle_vm")"
+row "40 HTTP/2 floods alone: constel-init apply (s)" "$(outcome "$cli_idle_rc" "$cli_idle_time")" \
+	"$(outcome "$cli_flood_rc" "$cli_flood_time")" \
+	"$([ "$cli_flood_rc" = 0 ] && [ "$cli_idle_rc" = 0 ] && ratio "$cli_flood_time" "$cli_idle_time" || echo -)"
+row "  serve-init CPU in the ${HOSTILE_HOLD} s before the init (s)" "$cli_idle_hold" "$cli_flood_hold" \
+	"$(ratio "$cli_flood_hold" "$cli_idle_hold")"
+row "  serve-init peak RSS (VmHWM, KiB)" "$cli_idle_rss" "$cli_flood_rss" "$(ratio "$cli_flood_rss" "$cli_idle_rss")"
+row "  serve-init VmPeak after the ${HOSTILE_HOLD} s (KiB)" "$cli_idle_vm" "$cli_flood_vm" "$(ratio "$cli_flood_vm" "$cli_idle_vm")"
 if [ -n "$peer" ]; then
 	row "Go init-client (atlspeer), time to success (s)" "$(outcome "$go_idle_rc" "$go_idle_time")" \
 		"$(outcome "$go_attack_rc" "$go_attack_time")" \
@@ -64,6 +73,7 @@ else
 	echo "  (Go interop peer not built: tests/interop/build-atlspeer.sh failed)"
 fi
 [ -n "$cli_attack_why" ] && echo "  CLI under attack: $cli_attack_why"
+[ -n "$cli_flood_why" ] && echo "  CLI under the floods: $cli_flood_why"
 [ -n "$peer" ] && [ -n "$go_attack_why" ] && echo "  Go under attack: $go_attack_why"
 # the load's own counts, summed over the kinds, and what the server logged about it
 awk '{
@@ -75,6 +85,7 @@ awk '{
 	printf "  load (CLI run): %d connects, %d closed by the server, %d failed, %d TLS handshakes done, %d h2 frames, generator CPU %s s\n",
 		s["connected"], s["closed"], s["failed"], s["handshakes"], s["frames"], cpu
 }' <<<"$cli_attack_load"
+awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^flood:/) { sub(/^flood:/, "", $i); gsub(/,/, " ", $i); print "  floods alone: " $i } }' <<<"$cli_flood_load"
 echo "  serve-init log under attack: $(grep -c 'refusing another' "$work/cli_attack/server.log") refusals (slots full), $(grep -c 'handshake failed' "$work/cli_attack/server.log") failed handshakes, $(wc -l <"$work/cli_attack/server.log") lines"
 
 echo
@@ -102,4 +113,4 @@ for kind in go silent slow garbage; do
 	[ $bad = 0 ] || echo "  ($bad of the baseline rounds failed)"
 done
 echo "  (goal: under 0.1 s CPU per 5 s against a silent endpoint)"
-[ "$cli_attack_rc" = 0 ]
+[ "$cli_attack_rc" = 0 ] && [ "$cli_flood_rc" = 0 ]
