@@ -1,11 +1,12 @@
 /* A gRPC server over aTLS in one poll loop: up to SERVE_MAX_CONNS connections, each with a
  * fresh certificate for its client's nonce, plus one extra descriptor for the handlers (the
  * kubeadm child of the init server). Hostile peers are bounded here: when the table is full
- * the oldest connection still in its handshake makes room for the new one; a connection
- * starts its handshake (whose ClientHello costs a TPM quote, one at a time in this one loop)
- * only once its first bytes arrived and a token of the global and of its source address's
- * bucket is free, so floods wait in the table instead of queuing TPM work, and silent peers
- * cost nothing; the handshake must end within SERVE_HANDSHAKE_MS of that start. */
+ * the oldest connection still in its handshake (else the oldest session without a running
+ * handler) makes room for the new one; a connection starts its handshake (whose ClientHello
+ * costs a TPM quote, one at a time in this one loop) only once its first bytes arrived and a
+ * token of the global and of its source address's bucket is free, so floods wait in the
+ * table instead of queuing TPM work, and silent peers cost nothing; the handshake must end
+ * within SERVE_HANDSHAKE_MS of that start. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -106,24 +107,30 @@ static int admit(struct server *s, int64_t now)
 	}
 }
 
-/* A free slot, or the slot of the oldest connection still in its handshake (closed). */
+/* A free slot, or the slot of the oldest connection still in its handshake, or else of the
+ * oldest one whose handler is not running (closed). */
 static struct serve_conn *free_slot(struct server *s)
 {
-	struct serve_conn *old = NULL;
+	struct serve_conn *hs = NULL, *idle = NULL, *old;
 
 	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 		struct serve_conn *c = &s->conns[i];
 
 		if (c->fd < 0)
 			return c;
-		if (!atls_established(c->tls) && !grpc_server_conn_busy(c->rpc) &&
-		    (!old || c->accepted_ms < old->accepted_ms))
-			old = c;
+		if (grpc_server_conn_busy(c->rpc))
+			continue;
+		if (!atls_established(c->tls)) {
+			if (!hs || c->accepted_ms < hs->accepted_ms)
+				hs = c;
+		} else if (!idle || c->accepted_ms < idle->accepted_ms) {
+			idle = c;
+		}
 	}
+	old = hs ? hs : idle;
 	if (old) {
-		log_debug("serve: %d connections open: closing the oldest one still in its "
-			  "handshake for a new one",
-			  SERVE_MAX_CONNS);
+		log_debug("serve: %d connections open: closing the oldest %s for a new one",
+			  SERVE_MAX_CONNS, hs ? "one still in its handshake" : "idle session");
 		conn_close(old);
 	}
 	return old;

@@ -133,6 +133,9 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c);
 /* Keepalive: a PING after idle_ms without traffic (default 15000, as the Go init server);
  * the connection fails when the ACK takes longer than ack_timeout_ms (default 20000). */
 void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms, int ack_timeout_ms);
+/* Deadlines: the connection ends after idle_ms without a stream (default 60000) and when a
+ * request has not ended request_ms after its HEADERS (default 30000; a slow peer's bytes). */
+void grpc_server_conn_set_deadlines(struct grpc_server_conn *c, int idle_ms, int request_ms);
 void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, int *acked);
 
 int grpc_stream_send(struct grpc_stream *s, const uint8_t *msg, size_t len);

@@ -18,7 +18,8 @@
 #define OUT_MAX		    (8 * 1024 * 1024) /* queued response bytes per stream */
 #define PING_ACK_TIMEOUT_MS 20000
 #define MAX_STREAMS	    4	  /* concurrent streams per connection (the CLI uses one) */
-#define IDLE_MS		    60000 /* without a request byte or an open stream */
+#define IDLE_MS		    60000 /* without a request byte or a request being handled */
+#define REQUEST_MS	    30000 /* from a request's HEADERS to its end (a slow peer's bytes) */
 #define READS_PER_STEP	    16	  /* then the other connections get their turn */
 
 struct grpc_stream {
@@ -31,7 +32,8 @@ struct grpc_stream {
 	int n_req, bad_req;
 	uint8_t *out;
 	size_t out_len, out_off;
-	int headers_sent, finished, closed, deferred, status, handled;
+	int headers_sent, finished, closed, deferred, status, handled, dispatched;
+	int64_t opened_ms;
 	char message[512];
 	struct grpc_stream *next;
 };
@@ -43,7 +45,8 @@ struct grpc_server_conn {
 	size_t n_methods;
 	struct grpc_stream *streams;
 	int64_t last_activity, ping_sent, last_request;
-	int ping_outstanding, keepalive_ms, ack_timeout_ms, idle_ms, failed, more, n_streams;
+	int ping_outstanding, keepalive_ms, ack_timeout_ms, idle_ms, request_ms, failed, more,
+	    n_streams;
 	int pings_sent, pings_acked;
 	uint8_t rbuf[16384];
 };
@@ -226,6 +229,7 @@ static int on_begin_headers(nghttp2_session *h, const nghttp2_frame *f, void *u)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	s->conn = c;
 	s->id = f->hd.stream_id;
+	s->opened_ms = c->last_request;
 	grpc_deframer_init(&s->df, GRPC_MAX_MESSAGE);
 	s->next = c->streams;
 	c->streams = s;
@@ -291,6 +295,7 @@ static void dispatch(struct grpc_server_conn *c, struct grpc_stream *s)
 {
 	char why[300];
 
+	s->dispatched = 1;
 	if (s->bad_req == -EMSGSIZE) {
 		grpc_stream_finish(s, GRPC_RESOURCE_EXHAUSTED, "request message larger than 4 MiB");
 		return;
@@ -389,6 +394,7 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 	c->keepalive_ms = 15000;
 	c->ack_timeout_ms = PING_ACK_TIMEOUT_MS;
 	c->idle_ms = IDLE_MS;
+	c->request_ms = REQUEST_MS;
 	if (nghttp2_session_callbacks_new(&cb)) {
 		free(c);
 		return -ENOMEM;
@@ -439,6 +445,12 @@ void grpc_server_conn_set_keepalive(struct grpc_server_conn *c, int idle_ms, int
 	c->ack_timeout_ms = ack_timeout_ms;
 }
 
+void grpc_server_conn_set_deadlines(struct grpc_server_conn *c, int idle_ms, int request_ms)
+{
+	c->idle_ms = idle_ms;
+	c->request_ms = request_ms;
+}
+
 void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, int *acked)
 {
 	*sent = c->pings_sent;
@@ -483,8 +495,18 @@ int grpc_server_conn_step(struct grpc_server_conn *c)
 			return c->failed ? c->failed : -EPROTO;
 	}
 	now = rpc_now_ms();
-	if (!c->streams && now - c->last_request > c->idle_ms)
+	for (struct grpc_stream *s = c->streams; s; s = s->next)
+		if (!s->dispatched && now - s->opened_ms > c->request_ms) {
+			log_debug("rpc: closing a connection whose request took over %d s",
+				  c->request_ms / 1000);
+			return -ETIMEDOUT;
+		}
+	if (c->streams)
+		c->last_request = now; /* idle counts from the last stream's end */
+	if (!c->streams && now - c->last_request > c->idle_ms) {
+		log_debug("rpc: closing a connection idle for %d s", c->idle_ms / 1000);
 		return -ETIMEDOUT;
+	}
 	if (c->ping_outstanding && now - c->ping_sent > c->ack_timeout_ms)
 		return -ETIMEDOUT;
 	if (!c->ping_outstanding && now - c->last_activity >= c->keepalive_ms) {
@@ -531,5 +553,8 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
 		t = c->last_activity + c->keepalive_ms - now;
 	if (!c->streams && c->last_request + c->idle_ms + 1 - now < t)
 		t = c->last_request + c->idle_ms + 1 - now;
+	for (struct grpc_stream *s = c->streams; s; s = s->next)
+		if (!s->dispatched && s->opened_ms + c->request_ms + 1 - now < t)
+			t = s->opened_ms + c->request_ms + 1 - now;
 	return rpc_poll_timeout(t);
 }

@@ -96,9 +96,13 @@ static int raw_close(nghttp2_session *h, int32_t id, uint32_t err, void *u)
 	return 0;
 }
 
-TEST(rpc_more_than_4_streams_on_a_connection_are_refused)
+/* A raw nghttp2 client on a socketpair against our server, opening n_streams requests that
+ * never end; runs until the server ends the connection, refused streams reach want_refused
+ * or max_ms pass. Returns the server's last step result; *refused, *ended_ms what was seen. */
+static int raw_run(int n_streams, int want_refused, int idle_ms, int request_ms, int max_ms,
+		   int *refused, int64_t *ended_ms)
 {
-	int fd[2];
+	int fd[2], r = 0;
 	struct rpc_io sio;
 	struct grpc_server_conn *sv;
 	nghttp2_session_callbacks *cb;
@@ -114,31 +118,39 @@ TEST(rpc_more_than_4_streams_on_a_connection_are_refused)
 	    {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, 0},
 	};
 
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, fd) < 0)
+		return -errno;
 	fcntl(fd[0], F_SETFL, O_NONBLOCK);
 	fcntl(fd[1], F_SETFL, O_NONBLOCK);
 	rpc_io_fd(&sio, &fd[1]);
-	CHECK(grpc_server_conn_new(&sio, methods, 1, &sv) == 0);
+	if (grpc_server_conn_new(&sio, methods, 1, &sv) < 0)
+		return -ENOMEM;
+	if (idle_ms)
+		grpc_server_conn_set_deadlines(sv, idle_ms, request_ms);
 	raw.fd = fd[0];
-	CHECK(nghttp2_session_callbacks_new(&cb) == 0);
+	nghttp2_session_callbacks_new(&cb);
 	nghttp2_session_callbacks_set_send_callback(cb, raw_send);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, raw_close);
-	CHECK(nghttp2_session_client_new(&h, cb, &raw) == 0);
+	nghttp2_session_client_new(&h, cb, &raw);
 	nghttp2_session_callbacks_del(cb);
 	nghttp2_submit_settings(h, NGHTTP2_FLAG_NONE, NULL, 0);
-	/* Open streams without ending them (the requests never complete): held by the server. */
-	for (int i = 0; i < 8; i++)
+	/* Streams that are opened and never ended: the requests stay incomplete. */
+	for (int i = 0; i < n_streams; i++)
 		raw.opened +=
 		    nghttp2_submit_headers(h, NGHTTP2_FLAG_NONE, -1, NULL, hdrs, 5, NULL) > 0;
 	start = rpc_now_ms();
-	while (rpc_now_ms() - start < 2000 && raw.refused < 4) {
+	*ended_ms = -1;
+	while (rpc_now_ms() - start < max_ms && raw.refused < want_refused) {
 		struct pollfd pfd[2] = {{fd[0], POLLIN, 0},
 					{fd[1], grpc_server_conn_events(sv), 0}};
 		ssize_t n;
 
 		nghttp2_session_send(h);
-		if (grpc_server_conn_step(sv) != 0)
+		r = grpc_server_conn_step(sv);
+		if (r != 0) {
+			*ended_ms = rpc_now_ms() - start;
 			break;
+		}
 		while ((n = recv(fd[0], buf, sizeof buf, 0)) > 0)
 			nghttp2_session_mem_recv(h, buf, (size_t)n);
 		poll(pfd, 2, 10);
@@ -147,8 +159,37 @@ TEST(rpc_more_than_4_streams_on_a_connection_are_refused)
 	grpc_server_conn_free(sv);
 	close(fd[0]);
 	close(fd[1]);
-	CHECK(raw.opened == 8);
-	if (raw.refused != 4)
-		harness_fail(__FILE__, __LINE__, "%d of 8 streams refused", raw.refused);
-	CHECK(raw.refused == 4);
+	*refused = raw.refused;
+	return raw.opened == n_streams ? r : -EIO;
+}
+
+TEST(rpc_more_than_4_streams_on_a_connection_are_refused)
+{
+	int refused;
+	int64_t ended;
+
+	CHECK(raw_run(8, 4, 0, 0, 2000, &refused, &ended) == 0);
+	if (refused != 4)
+		harness_fail(__FILE__, __LINE__, "%d of 8 streams refused", refused);
+	CHECK(refused == 4);
+}
+
+/* A request that never ends (slowloris) ends the connection at the request deadline. */
+TEST(rpc_a_request_that_never_ends_closes_the_connection)
+{
+	int refused;
+	int64_t ended;
+
+	CHECK(raw_run(1, 1, 60000, 300, 3000, &refused, &ended) == -ETIMEDOUT);
+	CHECK(ended >= 250 && ended < 2000);
+}
+
+/* A connection without any stream ends at the idle deadline. */
+TEST(rpc_an_idle_connection_is_closed)
+{
+	int refused;
+	int64_t ended;
+
+	CHECK(raw_run(0, 1, 300, 30000, 3000, &refused, &ended) == -ETIMEDOUT);
+	CHECK(ended >= 250 && ended < 2000);
 }
