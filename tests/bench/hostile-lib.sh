@@ -38,6 +38,7 @@ hostile_run() {
 	mkdir -p "$d"
 	cp -r "$work/ws" "$d/ws"
 	swtpm_boot "$work" || { r_why="swtpm did not restart"; return 1; }
+	: >"$d/server.log"
 	python3 "$hostile" spawn --pidfile "$d/server.pid" --report "$d/server.ru" -- \
 		"$agent" --tpm "$tpm" serve-init --listen 127.0.0.1:0 --init-secret-hash "$d/ws/init-secret.bcrypt" \
 		--disk-uuid "$uuid" --out "$d/out" --kubeadm "$work/kubeadm.sh" 2>"$d/server.log" &
