@@ -2,10 +2,11 @@
 # under 200 hostile connections from 40 loopback addresses (idle, slowloris, garbage TLS
 # records, half handshakes, HTTP/2 floods after a completed handshake; tests/bench/hostile.py)
 # still lets the real CLI (constel-init apply, from 127.0.0.1) initialise the node, and its
-# CPU and peak RSS stay bounded; the same under 40 HTTP/2 floods alone (which all reach the
-# HTTP/2 layer); 20 idle connections cost it almost nothing; the join client
-# does not spin against endpoints that accept TCP and then stay silent, trickle or send garbage. Loopback only; the whole test is
-# bounded (about 90 s at worst). The figures against an idle baseline are in make bench
+# CPU, peak RSS and reserved memory stay bounded; the same under 40 HTTP/2 floods alone
+# (which all reach the HTTP/2 layer); 20 idle connections cost it almost nothing; the join
+# client does not spin against endpoints that accept TCP and then stay silent, trickle or
+# send garbage. Loopback only; the whole test is bounded (under 2 minutes at worst, about
+# 40 s when all passes). The figures against an idle baseline are in make bench
 # (tests/bench/hostile.sh).
 . tests/lib.sh
 agent=$PWD/$BUILD/constel-agent
@@ -15,12 +16,13 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 . tests/bench/hostile-lib.sh
 
 HOSTILE_HOLD=5
-MAX_INIT_S=45      # the CLI's init under the load (idle: well under 1 s)
-MAX_HOLD_CPU=2.5   # serve-init's CPU seconds in the 5 s of load before the init (a spin: 5)
-MAX_RSS_KB=65536   # serve-init's peak RSS under the load (idle: about 22 MiB)
-MAX_VM_KB=262144   # serve-init's VmPeak (heap reserved, touched or not) under the load (idle: 2 MiB)
-MAX_IDLE_CPU=0.1   # 20 idle connections, CPU seconds per 5 s (issue 16, done when)
-MAX_JOIN_CPU=0.5   # the join client, CPU seconds per 5 s round against a hostile endpoint
+MAX_INIT_S=30       # the CLI's init under the mixed load (idle: well under 1 s)
+MAX_FLOOD_INIT_S=20 # the CLI's init under the HTTP/2 floods alone
+MAX_HOLD_CPU=2.5    # serve-init's CPU seconds in the 5 s of load before the init (a spin: 5)
+MAX_RSS_KB=65536    # serve-init's peak RSS under the load (idle: about 22 MiB)
+MAX_VM_KB=262144    # serve-init's VmPeak (heap reserved, touched or not) under the load (idle: 2 MiB)
+MAX_IDLE_CPU=0.1    # 20 idle connections, CPU seconds per 5 s (issue 16, done when)
+MAX_JOIN_CPU=0.5    # the join client, CPU seconds per 5 s round against a hostile endpoint
 
 if ! hostile_setup; then
 	fail hostile_peers "swtpm or constel-init prepare did not start"
@@ -60,9 +62,9 @@ else
 fi
 
 t=hostile_cli_init_succeeds_under_40_http2_floods
-HOSTILE_CONNS=40 HOSTILE_KINDS=flood hostile_run flood cli 1 $MAX_INIT_S
+HOSTILE_CONNS=40 HOSTILE_KINDS=flood hostile_run flood cli 1 $MAX_FLOOD_INIT_S
 ok=$?
-if [ $ok = 0 ] && awk -v a="$r_time" -v m=$MAX_INIT_S 'BEGIN { exit !(a < m) }'; then
+if [ $ok = 0 ] && awk -v a="$r_time" -v m=$MAX_FLOOD_INIT_S 'BEGIN { exit !(a < m) }'; then
 	pass "$t (${r_time} s)"
 else
 	fail $t "${r_why:-took $r_time s}; the server refused $(refusals flood) connections; load: $r_load"
