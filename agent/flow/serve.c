@@ -1,12 +1,12 @@
 /* A gRPC server over aTLS in one poll loop: up to SERVE_MAX_CONNS connections, each with a
  * fresh certificate for its client's nonce, plus one extra descriptor for the handlers (the
  * kubeadm child of the init server). Hostile peers are bounded here: when the table is full
- * the oldest connection still in its handshake (else the oldest session without a running
- * handler) makes room for the new one; a connection starts its handshake (whose ClientHello
- * costs a TPM quote, one at a time in this one loop) only once its first bytes arrived and a
- * token of the global and of its source address's bucket is free, so floods wait in the
- * table instead of queuing TPM work, and silent peers cost nothing; the handshake must end
- * within SERVE_HANDSHAKE_MS of that start. */
+ * the oldest connection without a session (silent ones first; else the oldest session without
+ * a running handler) makes room for the new one; a connection starts its handshake (whose
+ * ClientHello costs a TPM quote, one at a time in this one loop) only once its first bytes arrived
+ * and a token of the global and of its source address's bucket is free, so floods wait in the table
+ * instead of queuing TPM work, and silent peers cost nothing; the handshake must end within
+ * SERVE_HANDSHAKE_MS of that start. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -107,30 +107,45 @@ static int admit(struct server *s, int64_t now)
 	}
 }
 
-/* A free slot, or the slot of the oldest connection still in its handshake, or else of the
- * oldest one whose handler is not running (closed). */
+/* How willingly a connection gives up its slot for a new one: 0 never (a handler runs),
+ * then a session without a running handler, one waiting for a handshake token with its
+ * ClientHello in (the real CLI's state before its handshake), one whose handshake already
+ * started and has not ended, and first of all one that never sent a byte. */
+static int evictable(const struct serve_conn *c)
+{
+	if (grpc_server_conn_busy(c->rpc))
+		return 0;
+	if (atls_established(c->tls))
+		return 1;
+	if (!c->admitted)
+		return c->hello ? 2 : 4;
+	return 3;
+}
+
+/* A free slot, or the slot of the most evictable connection, oldest first (closed). */
 static struct serve_conn *free_slot(struct server *s)
 {
-	struct serve_conn *hs = NULL, *idle = NULL, *old;
+	struct serve_conn *old = NULL;
+	int best = 0;
 
 	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 		struct serve_conn *c = &s->conns[i];
+		int e;
 
 		if (c->fd < 0)
 			return c;
-		if (grpc_server_conn_busy(c->rpc))
-			continue;
-		if (!atls_established(c->tls)) {
-			if (!hs || c->accepted_ms < hs->accepted_ms)
-				hs = c;
-		} else if (!idle || c->accepted_ms < idle->accepted_ms) {
-			idle = c;
+		e = evictable(c);
+		if (e > best || (e && e == best && c->accepted_ms < old->accepted_ms)) {
+			old = c;
+			best = e;
 		}
 	}
-	old = hs ? hs : idle;
 	if (old) {
 		log_debug("serve: %d connections open: closing the oldest %s for a new one",
-			  SERVE_MAX_CONNS, hs ? "one still in its handshake" : "idle session");
+			  SERVE_MAX_CONNS,
+			  best == 1   ? "idle session"
+			  : best == 2 ? "one waiting for its handshake"
+				      : "one without a session");
 		conn_close(old);
 	}
 	return old;
@@ -196,6 +211,22 @@ static void hello_arrived(struct server *s, int fd)
 			s->conns[i].hello = 1;
 }
 
+/* One line per failed handshake, at most 5 in 10 s: a flood of garbage must not flood the
+ * console too. */
+static void handshake_failed(const struct serve_conn *c, int64_t now)
+{
+	static int64_t window;
+	static int lines;
+
+	if (now - window > 10000) {
+		window = now;
+		lines = 0;
+	}
+	if (++lines <= 5)
+		log_warn("serve: aTLS handshake failed: %s%s", atls_error(c->tls),
+			 lines == 5 ? " (more in the next 10 s not logged)" : "");
+}
+
 /* Steps one connection; 1 when it is gone (closed). */
 static int conn_step(struct serve_conn *c, int64_t now)
 {
@@ -218,7 +249,7 @@ static int conn_step(struct serve_conn *c, int64_t now)
 			if (r < 0 && atls_established(c->tls))
 				log_debug("serve: connection ended: %s", strerror(-r));
 			else if (r < 0)
-				log_warn("serve: aTLS handshake failed: %s", atls_error(c->tls));
+				handshake_failed(c, now);
 			c->dead = 1;
 		}
 	}

@@ -127,7 +127,6 @@ static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t 
 		if (r == 1) {
 			rpc_free(c->resp);
 			c->resp = grpc_deframer_take(&c->df, &c->resp_len);
-			rpc_mem_give(c->resp_len); /* the caller's now */
 			c->n_msgs++;
 			if (c->on_message) {
 				c->on_message(c->arg, c->resp, c->resp_len);

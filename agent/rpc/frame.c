@@ -200,6 +200,7 @@ uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len)
 	uint8_t *m = d->msg;
 
 	*len = d->msg_len;
+	rpc_mem_give(d->cap); /* the message leaves the deframer, and the budget with it */
 	d->msg = NULL;
 	d->hdr_len = 0;
 	d->msg_len = d->have = d->cap = 0;

@@ -64,9 +64,8 @@ void grpc_deframer_init(struct grpc_deframer *d, size_t limit);
  * -EPROTONOSUPPORT for a compressed message, -ENOBUFS over RPC_MEM_BUDGET, -ENOMEM. The
  * buffer grows with the bytes that arrived, never to the claimed length up front. */
 int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, size_t *used);
-/* Hands the message over and resets for the next. The message (len bytes) still counts
- * against RPC_MEM_BUDGET: the caller gives it back with rpc_mem_give(len) and frees it with
- * rpc_free. */
+/* Hands the message over (the caller frees it with rpc_free) and resets for the next. The
+ * budget counts messages while they arrive; a whole one goes to its handler at once. */
 uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len);
 void grpc_deframer_free(struct grpc_deframer *d);
 

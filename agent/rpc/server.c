@@ -2,7 +2,9 @@
  * server-streaming handlers, sends messages as the handler produces them (now or later from
  * the poll loop), ends each stream with grpc-status/grpc-message trailers (Trailers-Only when
  * nothing was sent), refuses requests over 4 MiB, and pings an idle client every 15 s as the
- * Go init server does (spec §5.5, §12). */
+ * Go init server does (spec §5.5, §12). Against hostile peers: 4 streams per connection, a
+ * request must end within 30 s, 60 s without a stream ends the connection, and every buffer
+ * that held a body is wiped before it is freed or grown. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -62,7 +64,6 @@ static void stream_free(struct grpc_stream *s)
 		}
 	s->conn->n_streams--;
 	grpc_deframer_free(&s->df);
-	rpc_mem_give(s->req_len);
 	rpc_free(s->req);
 	rpc_free(s->out);
 	rpc_free(s);
@@ -260,7 +261,6 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 		   void *u)
 {
 	struct grpc_stream *s = nghttp2_session_get_stream_user_data(h, id);
-
 	struct grpc_server_conn *c = u;
 
 	(void)flags;
@@ -282,7 +282,6 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 		data += used;
 		len -= used;
 		if (r == 1) {
-			rpc_mem_give(s->req_len);
 			rpc_free(s->req);
 			s->req = grpc_deframer_take(&s->df, &s->req_len);
 			s->n_req++;

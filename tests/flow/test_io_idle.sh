@@ -6,7 +6,7 @@
 agent=$PWD/$BUILD/constel-agent
 init=$PWD/$BUILD/tools/constel-init
 work=$(mktemp -d /tmp/constel-io-idle-XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
 # cpu_ms PID: user+system CPU time of PID in ms (from /proc/PID/stat).
 cpu_ms() {
@@ -47,6 +47,11 @@ PY
 
 secret_ws() {
 	"$init" --workspace "$work/ws" prepare >/dev/null
+}
+
+fresh_ws() { # a workspace with the prepared secrets and nothing from an earlier apply: $ws
+	ws=$(mktemp -d "$work/ws.XXXXXX")
+	cp "$work/ws/constellation-mastersecret.json" "$work/ws/init-secret" "$work/ws/init-secret.bcrypt" "$ws/"
 }
 
 start_init() { # start_init NAME: serve-init (dummy attestation) on a free port; sets iport, ipid
@@ -126,8 +131,9 @@ if start_init full && [ -n "$iport" ]; then
 	# 80 idle connections: more than the slots; the CLI must still get its init through.
 	idle_peers "$iport" 80 25
 	sleep 1
+	fresh_ws
 	start=$(date +%s)
-	out=$("$init" --workspace "$work/ws" apply --endpoint "127.0.0.1:$iport" \
+	out=$("$init" --workspace "$ws" apply --endpoint "127.0.0.1:$iport" \
 		--attestation dummy --timeout 20 2>"$work/full.cli.log")
 	rc=$?
 	took=$(($(date +%s) - start))
@@ -136,6 +142,25 @@ if start_init full && [ -n "$iport" ]; then
 	wait_pid $ipid 10 >/dev/null
 else
 	fail $t "serve-init did not start: $(tail -2 "$work/full.log")"
+fi
+
+t=io_serve_init_serves_the_cli_while_half_handshakes_fill_the_table
+if start_init half && [ -n "$iport" ]; then
+	# 80 connections that send the start of a ClientHello and stop: each takes a handshake
+	# token and holds its slot until evicted or its deadline.
+	idle_peers "$iport" 80 30 160301020001
+	sleep 1
+	fresh_ws
+	start=$(date +%s)
+	out=$("$init" --workspace "$ws" apply --endpoint "127.0.0.1:$iport" \
+		--attestation dummy --timeout 25 2>"$work/half.cli.log")
+	rc=$?
+	took=$(($(date +%s) - start))
+	echo "constel-init with 80 half handshakes held: rc $rc in ${took} s" >&2
+	[ $rc = 0 ] && [ -n "$out" ] && pass $t || fail $t "rc $rc: $(tail -2 "$work/half.cli.log"); $(tail -2 "$work/half.log")"
+	wait_pid $ipid 10 >/dev/null
+else
+	fail $t "serve-init did not start: $(tail -2 "$work/half.log")"
 fi
 
 t=io_serve_init_closes_a_connection_that_never_completes_its_handshake

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (len > 4096)
 				abort();
-			free(m);
+			rpc_free(m);
 		} else if (used == 0) {
 			abort(); /* no progress on non-empty input */
 		}

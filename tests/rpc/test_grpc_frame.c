@@ -25,7 +25,7 @@ TEST(grpc_frame_one_byte_at_a_time)
 				CHECK(len == 3 && !memcmp(m, "abc", 3));
 			else
 				CHECK(len == 0);
-			free(m);
+			rpc_free(m);
 			got++;
 		}
 	}
