@@ -111,8 +111,13 @@ static int admit(struct server *s, int64_t now)
  * then a session without a running handler, one waiting for a handshake token with its
  * ClientHello in (the real CLI's state before its handshake), one whose handshake already
  * started and has not ended, and first of all one that never sent a byte. */
-static int evictable(const struct serve_conn *c)
+static int evictable(struct serve_conn *c)
 {
+	uint8_t b;
+
+	/* bytes that came after the last poll count too: the newest client is not silent */
+	if (!c->hello && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+		c->hello = 1;
 	if (grpc_server_conn_busy(c->rpc))
 		return 0;
 	if (atls_established(c->tls))
