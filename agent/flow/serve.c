@@ -3,10 +3,10 @@
  * kubeadm child of the init server). Hostile peers are bounded here, fairly by source address:
  * - when the table is full, the connection that makes room for a new one comes from the source
  *   holding the most slots (the newcomer counted with its own source, so a source that already
- *   holds the most loses one of its own); among those, the lowest class first (never sent a
- *   byte, then waiting for a token, then handshake started, then a session without a running
- *   handler), oldest first; a running handler is never closed. A source with one slot (the
- *   real CLI) is thereby never closed while another holds two, whatever the others do;
+ *   holds the most loses one of its own); among those, by class (silent for a second, then a
+ *   handshake started and not ended, then the newest waiting for a token, then a session
+ *   without a running handler), oldest first; a running handler is never closed. A source
+ *   with one slot (the real CLI) is thereby never closed while another holds two;
  * - a connection whose first bytes cannot begin a ClientHello is closed when they arrive;
  * - a connection starts its handshake (whose ClientHello costs a TPM quote, one at a time in
  *   this one loop) only once its first bytes arrived and a token of the global and of its
@@ -28,6 +28,7 @@
 
 #define SERVE_HANDSHAKE_MS 10000 /* from the start of the handshake to an aTLS session */
 #define SERVE_WAIT_MS	   60000 /* in the table without a start of handshake */
+#define SERVE_SILENT_MS	   1000	 /* without a byte since accept: silent, evicted first */
 #define SERVE_ACCEPT_BURST 16	 /* accepts per poll round */
 /* Handshakes (attestations) started per second and burst, in total and per source. */
 #define ATTEST_RATE	 8
@@ -182,10 +183,11 @@ static int admit(struct server *s, int64_t now)
 }
 
 /* How willingly a connection gives up its slot for a new one: 0 never (a handler runs),
- * then a session without a running handler, one whose handshake started (it cost a token and
- * a quote), one waiting for a handshake token with its ClientHello in, and first of all one
- * that never sent a byte. */
-static int evictable(struct serve_conn *c)
+ * then a session without a running handler, one waiting for a handshake token with its
+ * ClientHello in (it waits on us: the real CLI's state before its handshake), one whose
+ * handshake started and has not ended (it waits on its peer), and first of all one that has
+ * not sent a byte for SERVE_SILENT_MS (a just accepted client is not silent yet). */
+static int evictable(struct serve_conn *c, int64_t now)
 {
 	/* bytes that came after the last poll count too: the newest client is not silent */
 	if (!c->hello && !c->dead) {
@@ -203,31 +205,35 @@ static int evictable(struct serve_conn *c)
 	if (atls_established(c->tls))
 		return 1;
 	if (!c->admitted)
-		return c->hello ? 3 : 4;
-	return 2;
+		return c->hello || now - c->accepted_ms < SERVE_SILENT_MS ? 2 : 4;
+	return 3;
 }
 
 /* A free slot, or the slot (closed) of a connection of the source holding the most slots, the
- * new connection from addr counted with its source: the most evictable, oldest first. NULL
- * when every open connection runs a handler. */
+ * new connection from addr counted with its source: the most evictable, oldest first, except
+ * among those waiting for a token: the newest (admission serves that queue's head, eviction
+ * drops its tail). NULL when every open connection runs a handler. */
 static struct serve_conn *free_slot(struct server *s, const uint8_t addr[16])
 {
 	struct serve_conn *old = NULL;
 	int best = 0, best_n = 0;
+	int64_t now = rpc_now_ms();
 
 	for (int i = 0; i < SERVE_MAX_CONNS; i++)
 		if (s->conns[i].fd < 0)
 			return &s->conns[i];
 	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 		struct serve_conn *c = &s->conns[i];
-		int e = evictable(c), n = !memcmp(c->addr, addr, 16);
+		int e = evictable(c, now), n = !memcmp(c->addr, addr, 16);
 
 		if (!e)
 			continue;
 		for (int j = 0; j < SERVE_MAX_CONNS; j++)
 			n += !memcmp(s->conns[j].addr, c->addr, 16);
 		if (!old || n > best_n || (n == best_n && e > best) ||
-		    (n == best_n && e == best && c->accepted_ms < old->accepted_ms)) {
+		    (n == best_n && e == best &&
+		     (e == 2 ? c->accepted_ms > old->accepted_ms
+			     : c->accepted_ms < old->accepted_ms))) {
 			old = c;
 			best = e;
 			best_n = n;
@@ -238,9 +244,10 @@ static struct serve_conn *free_slot(struct server *s, const uint8_t addr[16])
 			  "for a new one",
 			  SERVE_MAX_CONNS,
 			  best == 1   ? "the oldest idle session"
-			  : best == 2 ? "the oldest one in its handshake"
-			  : best == 3 ? "the oldest one waiting for its handshake"
-				      : "the oldest one without a byte",
+			  : best == 2 ? "the newest one waiting for its handshake"
+			  : best == 3 ? "the oldest one in its handshake"
+			  : best == 4 ? "the oldest one without a byte"
+				      : "a closed one",
 			  best_n - !memcmp(old->addr, addr, 16));
 		conn_close(old);
 	}
