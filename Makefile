@@ -251,6 +251,7 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	@echo; tests/bench/initrd.sh $(BUILD)
 	@echo; tests/bench/boot-vm.sh $(BUILD)
 	@echo; tests/bench/measured-boot.sh $(BUILD)
+	@echo; tests/bench/hostile.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 # Each target for FUZZ_TIME seconds, then one line of libFuzzer's final stats: executions,

@@ -98,11 +98,14 @@ struct server {
 		int64_t accepted_ms, admitted_ms;
 		uint8_t addr[16]; /* the peer's address (IPv4 mapped), for the attestation limits */
 	} conns[SERVE_MAX_CONNS];
+	/* one bucket per source address (the least recently refilled one is reused), with
+	 * the time of its last admission: tokens go round robin over the sources */
 	struct serve_bucket {
 		uint8_t addr[16];
 		int64_t at_ms; /* last refill */
+		int64_t admitted_ms;
 		int tokens_milli;
-	} global, sources[16];
+	} global, sources[SERVE_MAX_CONNS];
 };
 
 /* Serves until a handler sets stop and its streams are done (or 10 s after stop). */

@@ -1,12 +1,19 @@
 /* A gRPC server over aTLS in one poll loop: up to SERVE_MAX_CONNS connections, each with a
  * fresh certificate for its client's nonce, plus one extra descriptor for the handlers (the
- * kubeadm child of the init server). Hostile peers are bounded here: when the table is full
- * the oldest connection without a session (silent ones first; else the oldest session without
- * a running handler) makes room for the new one; a connection starts its handshake (whose
- * ClientHello costs a TPM quote, one at a time in this one loop) only once its first bytes arrived
- * and a token of the global and of its source address's bucket is free, so floods wait in the table
- * instead of queuing TPM work, and silent peers cost nothing; the handshake must end within
- * SERVE_HANDSHAKE_MS of that start. */
+ * kubeadm child of the init server). Hostile peers are bounded here, fairly by source address:
+ * - when the table is full, the connection that makes room for a new one comes from the source
+ *   holding the most slots (the newcomer counted with its own source, so a source that already
+ *   holds the most loses one of its own); among those, by class (silent for a second, then a
+ *   handshake started and not ended, then the newest waiting for a token, then a session
+ *   without a running handler), oldest first; a running handler is never closed. A source
+ *   with one slot (the real CLI) is thereby never closed while another holds two;
+ * - a connection whose first bytes cannot begin a ClientHello is closed when they arrive;
+ * - a connection starts its handshake (whose ClientHello costs a TPM quote, one at a time in
+ *   this one loop) only once its first bytes arrived and a token of the global and of its
+ *   source's bucket is free; tokens go round robin over the sources (the one admitted least
+ *   recently first), so floods wait in the table instead of queuing TPM work and cannot starve
+ *   another source, and silent peers cost nothing; the handshake must end within
+ *   SERVE_HANDSHAKE_MS of that start. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,6 +28,7 @@
 
 #define SERVE_HANDSHAKE_MS 10000 /* from the start of the handshake to an aTLS session */
 #define SERVE_WAIT_MS	   60000 /* in the table without a start of handshake */
+#define SERVE_SILENT_MS	   1000	 /* without a byte since accept: silent, evicted first */
 #define SERVE_ACCEPT_BURST 16	 /* accepts per poll round */
 /* Handshakes (attestations) started per second and burst, in total and per source. */
 #define ATTEST_RATE	 8
@@ -54,6 +62,15 @@ static int bucket_ready(struct serve_bucket *b, int rate, int burst, int64_t now
 	return b->tokens_milli >= 1000;
 }
 
+/* The bucket of a source address, NULL when it has none. */
+static struct serve_bucket *source_find(struct server *s, const uint8_t addr[16])
+{
+	for (size_t i = 0; i < sizeof s->sources / sizeof s->sources[0]; i++)
+		if (s->sources[i].at_ms && !memcmp(s->sources[i].addr, addr, 16))
+			return &s->sources[i];
+	return NULL;
+}
+
 /* The bucket of a source address: its own, or the least recently used one made new. */
 static struct serve_bucket *source_bucket(struct server *s, const uint8_t addr[16], int64_t now)
 {
@@ -68,93 +85,170 @@ static struct serve_bucket *source_bucket(struct server *s, const uint8_t addr[1
 	}
 	memcpy(old->addr, addr, 16);
 	old->at_ms = now;
+	old->admitted_ms = 0;
 	old->tokens_milli = ATTEST_SRC_BURST * 1000;
 	return old;
 }
 
-/* Starts the handshakes of connections whose first bytes (the ClientHello) arrived, oldest
- * first, as the buckets allow (a source without tokens is passed over, not waited for);
+/* What the first bytes of a connection say: 1 they can begin a ClientHello (a TLS handshake
+ * record, version 3.x, whose first message is a ClientHello), 0 none arrived yet, -1 they
+ * cannot (or the peer hung up): the connection is closed before it costs a token. */
+static int first_bytes(int fd)
+{
+	uint8_t b[6];
+	ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	if (n == 0 || b[0] != 0x16 || (n > 1 && b[1] != 0x03) || (n > 5 && b[5] != 0x01))
+		return -1;
+	return 1;
+}
+
+static void not_a_client_hello(struct serve_conn *c)
+{
+	log_debug("serve: closing a connection whose first bytes are not a ClientHello");
+	c->dead = 1;
+}
+
+/* Starts the handshakes of connections whose first bytes (the ClientHello) arrived, round
+ * robin over the sources (the source admitted least recently first, then the oldest
+ * connection), as the buckets allow (a source without tokens is passed over, not waited for);
  * returns the ms until the next try when one still waits, -1 when none does. */
 static int admit(struct server *s, int64_t now)
 {
+	int64_t last[SERVE_MAX_CONNS]; /* per waiting connection: its source's last admission */
 	uint8_t passed[SERVE_MAX_CONNS] = {0};
-	int wait = -1;
+	int wait = -1, any = 0;
 
+	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct serve_conn *c = &s->conns[i];
+		struct serve_bucket *b;
+
+		if (c->fd < 0 || c->admitted || !c->hello || c->dead) {
+			passed[i] = 1;
+			continue;
+		}
+		b = source_find(s, c->addr);
+		last[i] = b ? b->admitted_ms : 0;
+		any = 1;
+	}
+	if (!any)
+		return -1;
 	for (;;) {
 		struct serve_conn *next = NULL;
 		struct serve_bucket *src;
+		int ni = -1;
 
 		for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 			struct serve_conn *c = &s->conns[i];
 
-			if (c->fd >= 0 && !c->admitted && c->hello && !passed[i] &&
-			    (!next || c->accepted_ms < next->accepted_ms))
+			if (!passed[i] &&
+			    (!next || last[i] < last[ni] ||
+			     (last[i] == last[ni] && c->accepted_ms < next->accepted_ms))) {
 				next = c;
+				ni = i;
+			}
 		}
 		if (!next)
 			return wait;
+		if (first_bytes(next->fd) < 0) { /* a slowloris's later bytes count too */
+			not_a_client_hello(next);
+			passed[ni] = 1;
+			continue;
+		}
 		if (!bucket_ready(&s->global, ATTEST_RATE, ATTEST_BURST, now))
 			return (1000 - s->global.tokens_milli) / ATTEST_RATE + 1;
 		src = source_bucket(s, next->addr, now);
 		if (!bucket_ready(src, ATTEST_SRC_RATE, ATTEST_SRC_BURST, now)) {
 			int t = (1000 - src->tokens_milli) / ATTEST_SRC_RATE + 1;
 
-			passed[next - s->conns] = 1;
+			for (int i = 0; i < SERVE_MAX_CONNS; i++)
+				if (!passed[i] && !memcmp(s->conns[i].addr, next->addr, 16))
+					passed[i] = 1;
 			if (wait < 0 || t < wait)
 				wait = t;
 			continue;
 		}
 		s->global.tokens_milli -= 1000;
 		src->tokens_milli -= 1000;
+		src->admitted_ms = now;
 		next->admitted = 1;
 		next->admitted_ms = now;
+		passed[ni] = 1;
+		for (int i = 0; i < SERVE_MAX_CONNS; i++)
+			if (!passed[i] && !memcmp(s->conns[i].addr, next->addr, 16))
+				last[i] = now;
 	}
 }
 
 /* How willingly a connection gives up its slot for a new one: 0 never (a handler runs),
  * then a session without a running handler, one waiting for a handshake token with its
- * ClientHello in (the real CLI's state before its handshake), one whose handshake already
- * started and has not ended, and first of all one that never sent a byte. */
-static int evictable(struct serve_conn *c)
+ * ClientHello in (it waits on us: the real CLI's state before its handshake), one whose
+ * handshake started and has not ended (it waits on its peer), and first of all one that has
+ * not sent a byte for SERVE_SILENT_MS (a just accepted client is not silent yet). */
+static int evictable(struct serve_conn *c, int64_t now)
 {
-	uint8_t b;
-
 	/* bytes that came after the last poll count too: the newest client is not silent */
-	if (!c->hello && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
-		c->hello = 1;
+	if (!c->hello && !c->dead) {
+		int r = first_bytes(c->fd);
+
+		if (r)
+			c->hello = 1;
+		if (r < 0)
+			not_a_client_hello(c);
+	}
 	if (grpc_server_conn_busy(c->rpc))
 		return 0;
+	if (c->dead)
+		return 5;
 	if (atls_established(c->tls))
 		return 1;
 	if (!c->admitted)
-		return c->hello ? 2 : 4;
+		return c->hello || now - c->accepted_ms < SERVE_SILENT_MS ? 2 : 4;
 	return 3;
 }
 
-/* A free slot, or the slot of the most evictable connection, oldest first (closed). */
-static struct serve_conn *free_slot(struct server *s)
+/* A free slot, or the slot (closed) of a connection of the source holding the most slots, the
+ * new connection from addr counted with its source: the most evictable, oldest first, except
+ * among those waiting for a token: the newest (admission serves that queue's head, eviction
+ * drops its tail). NULL when every open connection runs a handler. */
+static struct serve_conn *free_slot(struct server *s, const uint8_t addr[16])
 {
 	struct serve_conn *old = NULL;
-	int best = 0;
+	int best = 0, best_n = 0;
+	int64_t now = rpc_now_ms();
 
+	for (int i = 0; i < SERVE_MAX_CONNS; i++)
+		if (s->conns[i].fd < 0)
+			return &s->conns[i];
 	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
 		struct serve_conn *c = &s->conns[i];
-		int e;
+		int e = evictable(c, now), n = !memcmp(c->addr, addr, 16);
 
-		if (c->fd < 0)
-			return c;
-		e = evictable(c);
-		if (e > best || (e && e == best && c->accepted_ms < old->accepted_ms)) {
+		if (!e)
+			continue;
+		for (int j = 0; j < SERVE_MAX_CONNS; j++)
+			n += !memcmp(s->conns[j].addr, c->addr, 16);
+		if (!old || n > best_n || (n == best_n && e > best) ||
+		    (n == best_n && e == best &&
+		     (e == 2 ? c->accepted_ms > old->accepted_ms
+			     : c->accepted_ms < old->accepted_ms))) {
 			old = c;
 			best = e;
+			best_n = n;
 		}
 	}
 	if (old) {
-		log_debug("serve: %d connections open: closing the oldest %s for a new one",
+		log_debug("serve: %d connections open: closing %s of a source holding %d "
+			  "for a new one",
 			  SERVE_MAX_CONNS,
-			  best == 1   ? "idle session"
-			  : best == 2 ? "one waiting for its handshake"
-				      : "one without a session");
+			  best == 1   ? "the oldest idle session"
+			  : best == 2 ? "the newest one waiting for its handshake"
+			  : best == 3 ? "the oldest one in its handshake"
+			  : best == 4 ? "the oldest one without a byte"
+				      : "a closed one",
+			  best_n - !memcmp(old->addr, addr, 16));
 		conn_close(old);
 	}
 	return old;
@@ -202,6 +296,7 @@ static int accept_one(struct server *s)
 	struct sockaddr_storage sa;
 	socklen_t salen = sizeof sa;
 	struct rpc_io io;
+	uint8_t addr[16];
 	int fd = accept4(s->lfd, (struct sockaddr *)&sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd < 0) {
@@ -214,7 +309,8 @@ static int accept_one(struct server *s)
 			log_info("serve: accepting connections again");
 		s->accept_backoff_ms = 0;
 	}
-	slot = free_slot(s);
+	peer_addr(&sa, addr);
+	slot = free_slot(s, addr);
 	if (!slot) {
 		/* Every slot holds an established session or a running handler. */
 		if (rpc_now_ms() - warned > 10000) {
@@ -227,7 +323,7 @@ static int accept_one(struct server *s)
 	}
 	slot->fd = fd;
 	slot->accepted_ms = rpc_now_ms();
-	peer_addr(&sa, slot->addr);
+	memcpy(slot->addr, addr, 16);
 	tcp_nodelay(fd);
 	if (s->on_accept)
 		s->on_accept(s->ctx);
@@ -246,9 +342,15 @@ static int accept_one(struct server *s)
 
 static void hello_arrived(struct server *s, int fd)
 {
-	for (int i = 0; i < SERVE_MAX_CONNS; i++)
-		if (s->conns[i].fd == fd)
-			s->conns[i].hello = 1;
+	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct serve_conn *c = &s->conns[i];
+
+		if (c->fd != fd)
+			continue;
+		c->hello = 1;
+		if (!c->admitted && !c->dead && first_bytes(fd) < 0)
+			not_a_client_hello(c);
+	}
 }
 
 /* One line per failed handshake, at most 5 in 10 s: a flood of garbage must not flood the

@@ -1,7 +1,8 @@
 # The agent's servers and its join client against peers that connect and say nothing: no
 # busy loop (CPU per 5 s of idle peers), more than 8 connections served, a full table that
 # evicts a connection still in its handshake so the real CLI (constel-init) gets through, and
-# the handshake deadline. Loopback only; every wait bounded.
+# the handshake deadline; the CLI's one slot kept while other sources churn through the table.
+# Loopback only; every wait bounded.
 . tests/lib.sh
 agent=$PWD/$BUILD/constel-agent
 init=$PWD/$BUILD/tools/constel-init
@@ -177,4 +178,53 @@ if start_init hs && [ -n "$iport" ]; then
 	wait_pid $ipid 5 >/dev/null || true # it ends by our SIGTERM
 else
 	fail $t "serve-init did not start"
+fi
+
+t=io_serve_init_serves_the_cli_while_other_sources_churn_through_the_table
+if start_init churn && [ -n "$iport" ]; then
+	# 100 connections from 127.0.1.1-4 (loopback) that send the start of a ClientHello, stall,
+	# and reconnect 50 ms after each close: the table stays full and evicts all the time, and
+	# the four sources ask for more handshake tokens than the global bucket has. The CLI from
+	# 127.0.0.1 holds one slot, the others about 16 each: the CLI's must never be the one
+	# closed (a reset mid-handshake ends its init), and its source gets its token in turn.
+	python3 - "$iport" 100 15 >"$work/churn.out" 2>&1 <<'PY' &
+import asyncio, sys
+port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+stats = {"connects": 0}
+async def one(i, end):
+    loop = asyncio.get_running_loop()
+    while loop.time() < end:
+        try:
+            r, w = await asyncio.wait_for(asyncio.open_connection(
+                "127.0.0.1", port, local_addr=("127.0.1.%d" % (1 + i % 4), 0)), 2)
+            stats["connects"] += 1
+            w.write(bytes.fromhex("160301020001"))
+            await asyncio.wait_for(r.read(1), max(0.1, end - loop.time()))
+        except (OSError, asyncio.TimeoutError):
+            pass
+        else:
+            w.close()
+        await asyncio.sleep(0.05)
+async def main():
+    end = asyncio.get_running_loop().time() + secs
+    await asyncio.gather(*(one(i, end) for i in range(n)))
+    print("connects", stats["connects"])
+asyncio.run(main())
+PY
+	cpid=$!
+	sleep 2
+	fresh_ws
+	start=$(date +%s)
+	out=$("$init" --workspace "$ws" apply --endpoint "127.0.0.1:$iport" \
+		--attestation dummy --timeout 15 2>"$work/churn.cli.log")
+	rc=$?
+	took=$(($(date +%s) - start))
+	echo "constel-init while other sources churn: rc $rc in ${took} s" >&2
+	[ $rc = 0 ] && [ -n "$out" ] && pass $t || fail $t "rc $rc: $(tail -1 "$work/churn.cli.log"); $(tail -1 "$work/churn.log")"
+	kill $cpid 2>/dev/null
+	wait_pid $cpid 5 >/dev/null
+	[ $rc = 0 ] || kill $ipid 2>/dev/null # serve-init ends after a served Init only
+	wait_pid $ipid 10 >/dev/null
+else
+	fail $t "serve-init did not start: $(tail -2 "$work/churn.log")"
 fi
