@@ -77,22 +77,6 @@ pcr() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.arg
 differing() {
 	python3 -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); print(" ".join(k for k in sorted(a, key=int) if a[k] != b.get(k)))' "$1" "$2"
 }
-ident() { sha256sum <"$1" | cut -c1-64; }
-tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
-luks_token() { cryptsetup luksDump --dump-json-metadata "$1" 2>/dev/null |
-	python3 -c 'import json,sys; t=json.load(sys.stdin)["tokens"].get("0",{}); print(t.get("diskIsInitialized"))'; }
-# opens NODE: keyslot 0 of the node's disk takes the key the cluster KMS derives for its UUID
-opens() {
-	python3 - "$(cryptsetup luksUUID "$work/$1.raw")" "$work/ws/constellation-mastersecret.json" >"$work/k.bin" <<'PY'
-import base64, hashlib, hmac, json, sys
-ms = json.load(open(sys.argv[2]))
-key, salt = base64.b64decode(ms["key"]), base64.b64decode(ms["salt"])
-prk = hmac.new(salt, key, hashlib.sha256).digest()
-sys.stdout.buffer.write(hmac.new(prk, ("key-" + sys.argv[1]).encode() + b"\x01", hashlib.sha256).digest())
-PY
-	cryptsetup open --test-passphrase --key-file "$work/k.bin" "$work/$1.raw" >/dev/null 2>&1
-}
-pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
 
 # node_boot_uefi NAME BOOT ESP [vm.py options]: node_boot of lib-node.sh through OVMF and the
 # UKI on ESP (whose command line is lib-node's: root=/dev/vda, the fast KDF).

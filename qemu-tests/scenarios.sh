@@ -44,23 +44,6 @@ if ! cluster_setup >"$work/setup.out" 2>&1; then
 	exit 1
 fi
 
-luks_token() { cryptsetup luksDump --dump-json-metadata "$1" 2>/dev/null |
-	python3 -c 'import json,sys; t=json.load(sys.stdin)["tokens"].get("0",{}); print(t.get("diskIsInitialized"))'; }
-# opens NODE: keyslot 0 of the node's disk takes the key the cluster KMS derives for its UUID
-opens() {
-	python3 - "$(cryptsetup luksUUID "$work/$1.raw")" "$work/ws/constellation-mastersecret.json" >"$work/k.bin" <<'PY'
-import base64, hashlib, hmac, json, sys
-ms = json.load(open(sys.argv[2]))
-key, salt = base64.b64decode(ms["key"]), base64.b64decode(ms["salt"])
-prk = hmac.new(salt, key, hashlib.sha256).digest()
-sys.stdout.buffer.write(hmac.new(prk, ("key-" + sys.argv[1]).encode() + b"\x01", hashlib.sha256).digest())
-PY
-	cryptsetup open --test-passphrase --key-file "$work/k.bin" "$work/$1.raw" >/dev/null 2>&1
-}
-# the mark of a node of the cluster with this ID (spec §5.3): H(0^32 || H(cluster ID))
-pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
-ident() { sha256sum <"$1" | cut -c1-64; }
-tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
 # handover BOOT NODE [FIRST]: empty when the boot's kubelet (the faithful double) ran with
 # every word of kubeadm's KUBELET_KUBEADM_ARGS, the node's name as hostname and an answer from
 # the real containerd over its socket; with FIRST, also that PID 1 tried kubelet before (it
