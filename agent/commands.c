@@ -445,7 +445,8 @@ int cmd_node(const struct cli *c)
 	const char *root = NULL, *disk = NULL, *md = NULL, *join = NULL, *name = NULL, *role = NULL,
 		   *ip = NULL, *hash_file = NULL, *host = "127.0.0.1", *iport = "9000",
 		   *rport = "9999", *interval = "30", *timeout = "30", *ktimeout = "300",
-		   *rounds = "0", *variant = "qemu-vtpm", *kdf = "min", *kubeadm = NULL;
+		   *itimeout = "3600", *rounds = "0", *variant = "qemu-vtpm", *kdf = "min",
+		   *kubeadm = NULL;
 	struct opt opts[] = {
 	    {"kubeadm", &kubeadm, 0},
 	    {"root", &root, 1},
@@ -462,6 +463,7 @@ int cmd_node(const struct cli *c)
 	    {"interval", &interval, 0},
 	    {"timeout", &timeout, 0},
 	    {"kubeadm-timeout", &ktimeout, 0},
+	    {"init-timeout", &itimeout, 0},
 	    {"rounds", &rounds, 0},
 	    {"attestation", &variant, 0},
 	    {"kdf", &kdf, 0},
@@ -481,6 +483,7 @@ int cmd_node(const struct cli *c)
 	    parse_ms(timeout, "timeout", 3600, &cfg.call_timeout_ms, err, sizeof err) < 0 ||
 	    parse_ms(ktimeout, "kubeadm-timeout", 86400, &cfg.kubeadm_timeout_ms, err, sizeof err) <
 		0 ||
+	    parse_ms(itimeout, "init-timeout", 86400, &cfg.init_timeout_ms, err, sizeof err) < 0 ||
 	    parse_int(rounds, "rounds", 0, 1000000, "", &cfg.rounds, err, sizeof err) < 0)
 		return usage_error(c->command, err);
 	if (disk_kdf_parse(kdf, &cfg.kdf) < 0)

@@ -149,6 +149,11 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 		return r;
 	if (r)
 		c->reboot_delay_s = (int)num;
+	/* kubeadm init with all its phases: the CLI waits up to 1 h for the kubeconfig */
+	if ((r = get_number(cmdline, "constel.init-timeout", &a, 60, 86400, &num, err, errlen)) < 0)
+		return r;
+	if (r)
+		c->init_timeout_ms = (int)num * 1000;
 	if ((r = get_number(cmdline, "constel.verity.hashoffset", &a, 0, 1L << 40, &num, err,
 			    errlen)) < 0)
 		return r;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "boot/boot.h"
+#include "flow/node.h"
 #include "harness.h"
 
 TEST(cmdline_finds_values_flags_and_the_last_occurrence)
@@ -37,4 +38,24 @@ TEST(cmdline_stops_at_the_init_separator_and_bounds_values)
 	CHECK(cmdline_get("a=1 -- b=2", "a", v, sizeof v) == 1 && !strcmp(v, "1"));
 	CHECK(cmdline_get("a=1234", "a", v, sizeof v) == -ENAMETOOLONG);
 	CHECK(cmdline_get("a=123", "a", v, sizeof v) == 1 && !strcmp(v, "123"));
+}
+
+TEST(node_config_takes_the_init_timeout_within_its_bounds)
+{
+	struct node_config c;
+	char arena[1024], err[256];
+
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, "constel.init-timeout=7200", arena, sizeof arena, err,
+				  sizeof err) == 0 &&
+	      c.init_timeout_ms == 7200 * 1000);
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, "constel.csp=qemu", arena, sizeof arena, err, sizeof err) ==
+		  0 &&
+	      c.init_timeout_ms == 0); /* 0: the 1 h default */
+	CHECK(node_config_cmdline(&c, "constel.init-timeout=5", arena, sizeof arena, err,
+				  sizeof err) < 0 &&
+	      strstr(err, "constel.init-timeout"));
+	CHECK(node_config_cmdline(&c, "constel.init-timeout=1h", arena, sizeof arena, err,
+				  sizeof err) < 0);
 }
