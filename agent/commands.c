@@ -326,15 +326,13 @@ int cmd_net_dhcp(const struct cli *c)
 	struct nl_link links[32], link = {0};
 	struct dhcp_reply l;
 	char err[256], a[16], gw[16] = "none";
-	long t;
-	int n, r;
+	int n, r, t, keep_s;
 
-	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0 ||
+	    parse_int(timeout, "timeout", 0, 86400, " seconds (0: retry forever)", &t, err,
+		      sizeof err) < 0 ||
+	    parse_int(keep, "keep", 0, 86400, " seconds", &keep_s, err, sizeof err) < 0)
 		return usage_error(c->command, err);
-	t = strtol(timeout, NULL, 10);
-	if (t < 0 || t > 86400)
-		return usage_error(c->command,
-				   "option --timeout: seconds, 0 (retry forever) to 86400");
 	if (iface) {
 		n = nl_links(links, 32);
 		for (int i = 0; i < n && !link.index; i++)
@@ -350,7 +348,7 @@ int cmd_net_dhcp(const struct cli *c)
 	if (nl_link_set(link.index, 1) < 0)
 		return EXIT_FAILURE_RUN;
 	wait_running(link.index);
-	if (dhcp_acquire(link.index, link.name, link.mac, (int)t * 1000, 0, &l) < 0)
+	if (dhcp_acquire(link.index, link.name, link.mac, t * 1000, 0, &l) < 0)
 		return EXIT_FAILURE_RUN;
 	r = nl_addr_add_lft(link.index, l.yiaddr, dhcp_prefix(l.mask), l.lease_s);
 	if (!r && l.router) {
@@ -367,8 +365,7 @@ int cmd_net_dhcp(const struct cli *c)
 	/* --keep S: the lease kept up for S seconds, as PID 1 keeps it (RENEW at T1, REBIND at
 	 * T2, a new DISCOVER after a NAK) */
 	dhcp_lease_keep(link.index, link.name, link.mac, &l);
-	for (uint64_t end = monotonic_ms() + (uint64_t)strtol(keep, NULL, 10) * 1000;
-	     monotonic_ms() < end;) {
+	for (uint64_t end = monotonic_ms() + (uint64_t)keep_s * 1000; monotonic_ms() < end;) {
 		struct pollfd p = {.fd = dhcp_lease_fd(), .events = POLLIN};
 		int w = dhcp_lease_next_ms();
 		uint64_t left = end - monotonic_ms();
@@ -423,19 +420,17 @@ int cmd_install_component(const struct cli *c)
 	};
 	struct component comp;
 	char err[256];
-	long t;
+	int t;
 
-	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0 ||
+	    parse_int(timeout, "timeout", 1, 3600, " seconds", &t, err, sizeof err) < 0)
 		return usage_error(c->command, err);
 	if (strcmp(extract, "true") && strcmp(extract, "false"))
 		return usage_error(c->command, "option --extract: true or false");
-	t = strtol(timeout, NULL, 10);
-	if (t <= 0 || t > 3600)
-		return usage_error(c->command, "option --timeout: seconds, 1 to 3600");
 	/* without --ca-bundle: the bundle of --root, as on a node */
 	comp = (struct component){url, hash, path, !strcmp(extract, "true")};
-	return component_install_ca(&comp, root, ca_bundle, (int)t * 1000) < 0 ? EXIT_FAILURE_RUN
-									       : EXIT_OK;
+	return component_install_ca(&comp, root, ca_bundle, t * 1000) < 0 ? EXIT_FAILURE_RUN
+									  : EXIT_OK;
 }
 
 /* The whole node flow in host mode: the state disk is a LUKS2 image file (no device-mapper),

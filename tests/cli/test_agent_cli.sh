@@ -96,6 +96,12 @@ usage_error agent_serve_init_bad_timeout_exits_2 \
 	"constel-agent serve-init: option --kubeadm-timeout: 'soon' is not 1..86400 seconds" \
 	serve-init --listen 127.0.0.1:0 --init-secret-hash h --disk-uuid u --out o --kubeadm true \
 	--kubeadm-timeout soon
+usage_error agent_install_component_bad_timeout_exits_2 \
+	"constel-agent install-component: option --timeout: 'abc' is not 1..3600 seconds" \
+	install-component --url data:,x --path /x --timeout abc
+usage_error agent_net_dhcp_bad_timeout_exits_2 \
+	"constel-agent net-dhcp: option --timeout: '5s' is not 0..86400 seconds (0: retry forever)" \
+	net-dhcp --timeout 5s
 usage_error agent_rejoin_unknown_option_exits_2 \
 	"constel-agent rejoin: unknown option '--name'" rejoin --name n
 usage_error agent_unknown_attestation_variant_exits_2 \
