@@ -130,22 +130,7 @@ else
 fi
 
 # ---- join: the join service answers a worker whose init server listens ----
-mkdir -p "$work/pki/etcd"
-for f in ca.key sa.key front-proxy-ca.key etcd/ca.key ca.crt sa.pub front-proxy-ca.crt etcd/ca.crt; do
-	printf 'test double of %s\n' "$f" >"$work/pki/$f"
-done
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" \
-	-subj /CN=kubernetes -days 1 >/dev/null 2>&1
-printf '#!/bin/sh\n# kubelet-test-double\nexit 0\n' >"$work/kubelet-test-double"
-b64=$(base64 -w0 "$work/kubelet-test-double")
-sum=$(sha256sum "$work/kubelet-test-double" | cut -c1-64)
-printf '[{"url": "data:application/octet-stream;base64,%s", "hash": "sha256:%s", "install_path": "/run/state/bin/kubelet", "extract": false}]\n' \
-	"$b64" "$sum" >"$work/components.json"
-"$tools/constel-joinservice" --listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json" \
-	--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
-	--api-endpoint 10.42.1.100:6443 --measurements "$work/m.json" --pki-dir "$work/pki" \
-	--components "$work/components.json" 2>"$work/js.log" &
-jport=$(logged_port "$work/js.log")
+join_service_double "$work" "$tools"
 
 t=node_host_join_through_constel_joinservice
 boot
