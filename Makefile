@@ -16,8 +16,8 @@ ifndef DEPS
 # others' do nothing.
 INNER_GOALS = $(or $(filter-out prepare clean,$(MAKECMDGOALS)),all)
 
-.PHONY: all test run bench fuzz agent tools initrd uki measurements prepare clean
-all test run bench fuzz agent tools initrd uki measurements: prepare
+.PHONY: all test run bench fuzz agent tools initrd uki measurements image prepare clean
+all test run bench fuzz agent tools initrd uki measurements image: prepare
 	@$(if $(filter $@,$(firstword $(INNER_GOALS))),$(MAKE) --no-print-directory -j$$(nproc) DEPS="$$(cat $(BUILD)/deps-prefix)" $(INNER_GOALS),:)
 
 prepare:
@@ -192,7 +192,7 @@ test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
-		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements
+		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements image
 	@tests/run.sh
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
@@ -222,6 +222,13 @@ $(BUILD)/constel-esp.img: $(BUILD)/constel.efi image/esp.sh
 	image/esp.sh $@ $<
 $(BUILD)/measurements.json: $(BUILD)/constel.efi image/measure.py
 	image/measure.py --uki $< --zero 8,12,13,15 >$@.tmp && mv $@.tmp $@
+
+# ---- the node image (image/README.md): mkosi 14's Debian root (squashfs + dm-verity), cached
+# in /var/cache/constel-agent by its recipe; the UKI of the agent's initrd for that root's
+# kernel, its ESP in the disk and the measurements, cached by the agent and initrd/ (seconds).
+.PHONY: image
+image: $(BUILD)/constel-agent.stripped $(DEPS)/sbin/mke2fs
+	BUILD=$(BUILD) DEPS=$(DEPS) image/build.sh $(BUILD)/image
 
 # Host tools: static musl programs on the agent's library, like the agent.
 $(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)

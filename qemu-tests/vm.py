@@ -166,9 +166,11 @@ def qemu_command(a, k, tmp=None):
         else:
             cmd += ["-kernel", k["BZIMAGE"]]  # SeaBIOS, the default firmware
     for i, d in enumerate(a.disk):  # in order: /dev/vda, /dev/vdb, ...
+        # --uefi naming one of the disks (a whole OS image with its ESP): that disk boots
+        boot = ",bootindex=0" if a.uefi == d else ""
         cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe" % (d, i),
-                "-device", "virtio-blk-pci,drive=d%d" % i]
-    if a.uefi:
+                "-device", "virtio-blk-pci,drive=d%d%s" % (i, boot)]
+    if a.uefi and a.uefi not in a.disk:
         cmd += ["-drive", "file=%s,format=raw,if=none,id=esp,readonly=on" % a.uefi,
                 "-device", "virtio-blk-pci,drive=esp,bootindex=0"]
     if a.net_guestfwd or a.hostfwd:  # else no NIC at all: -nodefaults adds none
@@ -272,7 +274,8 @@ def main():
                                  "console markers (see the top of vm.py).")
     ap.add_argument("--initrd", help="the initrd (with the kernel of kernel.sh)")
     ap.add_argument("--uefi", metavar="ESP", help="boot OVMF (q35, tpm-crb) from this FAT "
-                    "image's \\EFI\\BOOT\\BOOTX64.EFI instead of --initrd")
+                    "image's \\EFI\\BOOT\\BOOTX64.EFI instead of --initrd; or from the ESP "
+                    "of a GPT disk given as --disk too (that disk is then the boot option)")
     ap.add_argument("--log", required=True, help="serial log; LOG.json gets the summary")
     ap.add_argument("--disk", action="append", default=[], help="raw image; in order vda, vdb...")
     ap.add_argument("--tpm-state", help="swtpm state directory (kept across boots)")
