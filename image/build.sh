@@ -66,30 +66,38 @@ if [ ! -e "$R/done" ]; then
 	log "building the root with mkosi (Debian packages from the mirror; log $tmp/mkosi.log)"
 	# mkosi reads mkosi.* from the current folder; its outputs go to -O, its scratch to the
 	# workspace (beside them: the squashfs is written there), the .debs to the shared cache.
-	if ! (cd "$here" && PATH=$here/bin:$PATH nice -n 5 "$here/mkosi-run" -O "$tmp/out" --workspace-dir "$tmp" \
-		--cache "$cache/image-apt" --mksquashfs "$here/mkosi.mksquashfs-tool" -f build) >"$tmp/mkosi.log" 2>&1; then
+	rc=0
+	(cd "$here" && PATH=$here/bin:$PATH nice -n 5 "$here/mkosi-run" -O "$tmp/out" --workspace-dir "$tmp" \
+		--cache "$cache/image-apt" --mksquashfs "$here/mkosi.mksquashfs-tool" -f build) >"$tmp/mkosi.log" 2>&1 || rc=$?
+	# mkosi 14 writes each partition through its device node /dev/loopNpM; without udev (a
+	# container) that node does not exist and the write makes a regular file of that name in
+	# /dev instead, so image.raw holds the partition table but not the data. The split
+	# artifacts are the data (the verity tree was computed over that same file); the
+	# partitions' types, UUIDs and names come from image.raw's table. The stray files go.
+	for f in /dev/loop*p[0-9]*; do
+		[ -f "$f" ] && [ ! -L "$f" ] && rm -f "$f"
+	done
+	if [ $rc != 0 ]; then
 		tail -15 "$tmp/mkosi.log" >&2
-		die "mkosi failed"
+		die "mkosi failed (exit $rc)"
 	fi
 	o=$tmp/out/debian~bookworm
-	[ -s "$o/image.raw" ] && [ -s "$o/image.roothash" ] || die "mkosi left no image.raw/image.roothash in $o"
-	# The two partitions as mkosi made them (types, UUIDs, names), and their contents.
+	[ -s "$o/image.raw" ] && [ -s "$o/image.root.roothash" ] ||
+		die "mkosi left no image.raw/image.root.roothash in $o: $(ls "$o" | tr '\n' ' ')"
+	cp --sparse=always "$o/image.root.raw" "$tmp/root.raw"
+	cp --sparse=always "$o/image.root.verity" "$tmp/verity.raw"
 	sfdisk --json "$o/image.raw" >"$tmp/parts.json"
-	python3 - "$o/image.raw" "$tmp/parts.json" "$tmp" <<'PY' || die "mkosi's partition table is not root + verity"
+	python3 - "$tmp/parts.json" "$tmp" <<'PY' || die "mkosi's partition table is not root + verity"
 import json, sys
-raw, pj, tmp = sys.argv[1:]
+pj, tmp = sys.argv[1:]
 t = json.load(open(pj))["partitiontable"]
 want = {"4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709": "root", "2C7357ED-EBD2-46D9-AEC1-23D437EC2BF5": "verity"}
 parts = {want[p["type"].upper()]: p for p in t["partitions"] if p["type"].upper() in want}
 assert set(parts) == {"root", "verity"}, t
-with open(raw, "rb") as f:
-    for name, p in parts.items():
-        f.seek(p["start"] * t.get("sectorsize", 512))
-        data = f.read(p["size"] * t.get("sectorsize", 512))
-        open("%s/%s.raw" % (tmp, name), "wb").write(data)
-        open("%s/%s.part" % (tmp, name), "w").write("%s %s %s\n" % (p["type"], p["uuid"], p.get("name", "")))
+for name, p in parts.items():
+    open("%s/%s.part" % (tmp, name), "w").write("%s %s %s\n" % (p["type"], p["uuid"], p.get("name", "")))
 PY
-	tr -d '\n' <"$o/image.roothash" >"$tmp/roothash"
+	tr -d '\n' <"$o/image.root.roothash" >"$tmp/roothash"
 	# What the UKI takes from the root: the kernel, its modules (for the agent's initrd), the
 	# systemd-stub, os-release. /lib is usr/lib (merged /usr).
 	unsquashfs -q -n -d "$tmp/tree" "$tmp/root.raw" boot usr/lib/modules usr/lib/systemd/boot/efi \

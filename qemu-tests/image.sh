@@ -117,9 +117,12 @@ t=image_vm_2_firmware_booted_the_uki_of_the_image_disk
 grep -aq 'BdsDxe: starting Boot.*Pci(' "$logs/i-join.log" && grep -q "roothash=$roothash" "$img/cmdline" &&
 	grep -aq "roothash=$roothash" "$img/constel-image.efi" && pass $t || fail $t "no OVMF boot line, or roothash= not in the UKI"
 t=image_vm_2_root_is_the_verity_squashfs_read_only
-mounts=$(grep -a '@@DATA root_mount' "$logs/i-join.log" | tail -1)
-grep -aiq "verity.*$roothash\|$roothash.*verity" "$logs/i-join.log" && pass "$t" ||
-	fail $t "no agent line naming dm-verity and the root hash: $(grep -ai 'verity\|root' "$logs/i-join.log" | grep -a constel-agent | tail -3 | cut -c1-200 | tr '\n' ' ')"
+# the agent's lines: dm-verity opened (the device named by roothash=), then the squashfs on the
+# verity device mounted read-only, then the switch to it
+vline=$(grep -a 'constel-agent.*root: verity' "$logs/i-join.log" | tail -1)
+mline=$(grep -a 'constel-agent.*root: /dev/mapper/[^ ]* (squashfs) mounted read-only' "$logs/i-join.log" | tail -1)
+[ -n "$vline" ] && [ -n "$mline" ] && grep -aq 'switch_root: .* is the root now' "$logs/i-join.log" && pass "$t" ||
+	fail $t "verity '${vline:-none}', mount '${mline:-none}': $(grep -a 'constel-agent.*root' "$logs/i-join.log" | tail -2 | cut -c1-200 | tr '\n' ' ')"
 t=image_vm_2_state_disk_is_luks2_with_the_cluster_key
 [ "$(luks_token "$work/worker-0.raw")" = True ] && opens worker-0 && pass $t ||
 	fail $t "token $(luks_token "$work/worker-0.raw")"
