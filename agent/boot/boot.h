@@ -85,6 +85,10 @@ struct boot_root {
 	int gpt_auto, full_check;
 };
 int boot_mount_root(const struct boot_root *r);
+/* Reads each of the files (paths inside root; NULL ends the list; a missing one is
+ * skipped) to its end: on a dm-verity root a changed block in one is an EIO here. 0, or the
+ * first failure's -errno (one line naming the file). */
+int boot_root_read_files(const char *root, const char *const *paths);
 
 /* §4: makes state/{var,kubernetes,etccni,opt} and bind-mounts them onto newroot/var,
  * newroot/etc/kubernetes, newroot/etc/cni and newroot/opt. A missing mount point is made

@@ -192,7 +192,7 @@ static int verity_read_all(const char *dev)
 		off += (uint64_t)n;
 	if (n < 0) {
 		ret = -errno;
-		log_error("root: verity: the block at byte %llu of the root does not match the "
+		log_error("root: verity: a block of the root near byte %llu does not match the "
 			  "root hash (%s): the root is refused",
 			  (unsigned long long)off, strerror(-ret));
 		goto out;
@@ -318,6 +318,31 @@ static int path_join(char *out, size_t cap, const char *a, const char *sep, cons
 	if ((size_t)snprintf(out, cap, "%s%s%s", a, sep, b) >= cap)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int boot_root_read_files(const char *root, const char *const *paths)
+{
+	char path[PATH_MAX], *buf = malloc(VERITY_READ_CHUNK);
+	int ret = buf ? 0 : -ENOMEM;
+
+	for (size_t i = 0; ret == 0 && paths[i]; i++) {
+		ssize_t n;
+		int fd;
+
+		if (path_join(path, sizeof path, root, "", paths[i]) < 0 ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue; /* not on this root: nothing to run from it */
+		while ((n = read(fd, buf, VERITY_READ_CHUNK)) > 0)
+			;
+		if (n < 0) {
+			ret = -errno;
+			log_err(ret, "root: %s does not match the root hash: the root is refused",
+				paths[i]);
+		}
+		close(fd);
+	}
+	free(buf);
+	return ret;
 }
 
 static int bind_one(const char *state, const char *newroot, size_t i)

@@ -54,10 +54,20 @@ static int pid1_open_root(struct node *n)
 			       .target = "/sysroot",
 			       .gpt_auto = c->root_gpt_auto,
 			       .full_check = !c->verity_lazy};
+	const char *const run[] = {CONTAINERD, c->init, NULL};
+	int r;
 
 	if (!root_given(c))
 		return 0;
-	return boot_mount_root(&br);
+	if ((r = boot_mount_root(&br)) < 0)
+		return r;
+	/* without the full read: at least what the handover executes is read before the key */
+	if (c->verity_roothash && c->verity_lazy &&
+	    (r = boot_root_read_files("/sysroot", run)) < 0) {
+		umount2("/sysroot", MNT_DETACH);
+		return r;
+	}
+	return 0;
 }
 
 static int pid1_switch_root(struct node *n)

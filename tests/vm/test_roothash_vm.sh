@@ -9,6 +9,8 @@
 #             state disk untouched
 #   file      one byte of a file's data changed: the full read refuses it with one line,
 #             the state disk untouched
+#   exec      the same changed byte, the full read switched off (constel.verity.check=mount):
+#             the file is one the handover executes, so it is read before the key and refused
 #   meta      one byte of the file system's metadata changed, and the full read switched off
 #             (constel.verity.check=mount) with root= naming the data partition: the mount
 #             itself is refused with one line, the state disk untouched
@@ -19,13 +21,14 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 initrd=$BUILD/initrd.img
 [ -r "$initrd" ] || { fail roothash_vm_initrd "no $initrd (make initrd)"; exit 1; }
 
-# the root: the §4 mount points, and a file whose data block holds a marker
+# the root: the §4 mount points, and the containerd the handover starts (a stand-in file whose
+# data holds a marker)
 mkdir -p "$work/root/var" "$work/root/etc/kubernetes" "$work/root/etc/cni" "$work/root/opt" \
 	"$work/root/usr/bin"
-head -c 65536 /dev/zero | tr '\0' 'x' >"$work/root/usr/bin/tool"
-printf 'MARKER-roothash-%s' "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" >>"$work/root/usr/bin/tool"
-marker=$(tail -c 33 "$work/root/usr/bin/tool")
-mkfs.ext4 -q -b 4096 -E root_owner=0:0 -d "$work/root" "$work/data.img" 16M || { fail roothash_vm_mkfs mkfs; exit 1; }
+head -c 65536 /dev/zero | tr '\0' 'x' >"$work/root/usr/bin/containerd"
+printf 'MARKER-roothash-%s' "$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" >>"$work/root/usr/bin/containerd"
+marker=$(tail -c 33 "$work/root/usr/bin/containerd")
+mkfs.ext4 -q -b 4096 -E root_owner=0:0 -d "$work/root" "$work/data.img" 16M >/dev/null || { fail roothash_vm_mkfs mkfs; exit 1; }
 hash=$(veritysetup format "$work/data.img" "$work/hash.img" | awk '/^Root hash:/{print $3}')
 [ ${#hash} = 64 ] || { fail roothash_vm_veritysetup "no root hash"; exit 1; }
 uuid() { echo "${1:0:8}-${1:8:4}-${1:12:4}-${1:16:4}-${1:20:12}"; } # Python's uuid.UUID(h)
@@ -83,9 +86,17 @@ off=$(grep -aob "$marker" "$work/file.raw" | head -1 | cut -d: -f1)
 flip "$work/file.raw" "$off"
 boot file "$work/file.raw" "roothash=$hash"
 t=roothash_vm_a_changed_file_block_is_refused_with_one_line_and_the_state_disk_untouched
-log_has file 'root: verity: the block at byte [0-9]* of the root does not match the root hash' &&
+log_has file 'root: verity: a block of the root near byte [0-9]* does not match the root hash' &&
 	log_has file 'fatal: the real root could not be verified' && ! log_has file 'disk: /dev/vdb' &&
 	untouched && pass $t || fail $t "offset '$off': $(why file)"
+
+boot exec "$work/file.raw" "roothash=$hash constel.verity.check=mount"
+t=roothash_vm_without_the_full_read_a_changed_executable_is_still_refused_before_the_key
+log_has exec 'root: /dev/mapper/root \(ext4\) mounted read-only' &&
+	! log_has exec 'all 16 MiB of the root' &&
+	log_has exec 'root: /usr/bin/containerd does not match the root hash: the root is refused' &&
+	log_has exec 'fatal: the real root could not be verified' && ! log_has exec 'disk: /dev/vdb' &&
+	untouched && pass $t || fail $t "$(why exec)"
 
 cp "$work/good.raw" "$work/meta.raw"
 flip "$work/meta.raw" $((1048576 + 1024 + 0x78)) # the superblock's volume name
