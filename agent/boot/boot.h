@@ -23,6 +23,39 @@ int modules_load_list(const char *list);
  * -ENAMETOOLONG when the value does not fit in outlen. */
 int cmdline_get(const char *cmdline, const char *key, char *out, size_t outlen);
 
+/* ---- the GUID partition table (gpt.c) ----
+ * Only what the roothash= convention needs: the partition of a given type and unique GUID.
+ * GUIDs are 16 bytes in the GPT's on-disk order (the first three fields little-endian). */
+#define GPT_SECTOR_MAX	4096
+#define GPT_ENTRIES_MAX 1024
+#define GPT_ENTRY_MIN	128
+#define GPT_ENTRY_MAX	1024
+struct gpt_header {
+	uint64_t my_lba, alt_lba, entries_lba;
+	uint32_t n_entries, entry_size, entries_crc;
+};
+/* The header in sec (one sector of sector_size bytes, read from lba): its signature, size,
+ * CRC32 and own LBA checked, the entry count and size bounded. 0 or -EBADMSG. */
+int gpt_header_parse(const uint8_t *sec, size_t sector_size, uint64_t lba, struct gpt_header *h);
+/* The entry array arr (len bytes, at least h's count times size) checked against h's CRC32:
+ * the 1-based number of the one entry of type and uuid, -ENOENT when none, -ENOTUNIQ when
+ * two match, -EBADMSG for a bad CRC or entry. */
+int gpt_entries_find(const struct gpt_header *h, const uint8_t *arr, size_t len,
+		     const uint8_t type[16], const uint8_t uuid[16]);
+/* "4f68bce3-e8cd-4db1-96e7-fbcaf984b709" (dashes optional) into the on-disk order; -EINVAL */
+int gpt_guid_parse(const char *s, uint8_t out[16]);
+/* 16 bytes in the order a GUID is written (systemd's sd_id128, a root hash's first or last
+ * 128 bits) into the on-disk order. */
+void gpt_guid_from_bytes(const uint8_t b[16], uint8_t out[16]);
+/* The partition number of type and uuid on the whole disk at path (its primary GPT, else
+ * the backup at the last LBA), -ENOENT, or -errno. */
+int gpt_disk_find(const char *disk, const uint8_t type[16], const uint8_t uuid[16]);
+/* Every whole disk of /sys/class/block, again every 50 ms up to timeout_ms while none holds
+ * it: the partition device (/dev/vda2) of type and uuid into dev. 0, -ENOENT, -ENOTUNIQ (on
+ * two disks or twice on one), or -errno. */
+int gpt_find_partition(const uint8_t type[16], const uint8_t uuid[16], char *dev, size_t cap,
+		       int timeout_ms);
+
 /* ---- mounts (mount.c) ---- */
 /* PID 1's early mounts: /proc, /sys, /dev (devtmpfs), /dev/pts, /dev/shm, /run (tmpfs, 0755),
  * /sys/kernel/security (securityfs, for the TPM event log) and /sys/fs/cgroup (cgroup2, for
@@ -39,13 +72,23 @@ int boot_entropy_wait(int timeout_ms);
  * ext4, erofs and squashfs in turn. With roothash_hex, dev is first opened as dm-verity
  * "root" through libcryptsetup (the verity superblock is on hash_dev at hash_offset bytes;
  * hash_dev NULL: on dev itself) and /dev/mapper/root is mounted; the mapping is removed again
- * when the mount fails. dev is waited for up to 5 s (late device probes). */
+ * when the mount fails. dev is waited for up to 5 s (late device probes).
+ * gpt_auto (roothash= of systemd and mkosi): a missing dev is the GPT partition of type
+ * root-x86-64 whose unique GUID is the root hash's first 128 bits, a missing hash_dev the
+ * one of type root-x86-64-verity with its last 128 bits, found on any whole disk within the
+ * same 5 s. full_check: every block of the root is read through dm-verity before it counts
+ * as verified (a changed block anywhere is refused), else only what the mount reads. */
 struct boot_root {
 	const char *dev, *fstype, *roothash_hex, *hash_dev;
 	uint64_t hash_offset;
 	const char *target;
+	int gpt_auto, full_check;
 };
 int boot_mount_root(const struct boot_root *r);
+/* Reads each of the files (paths inside root; NULL ends the list; a missing one is
+ * skipped) to its end: on a dm-verity root a changed block in one is an EIO here. 0, or the
+ * first failure's -errno (one line naming the file). */
+int boot_root_read_files(const char *root, const char *const *paths);
 
 /* §4: makes state/{var,kubernetes,etccni,opt} and bind-mounts them onto newroot/var,
  * newroot/etc/kubernetes, newroot/etc/cni and newroot/opt. A missing mount point is made

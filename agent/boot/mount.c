@@ -10,6 +10,7 @@
 #include <linux/magic.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -22,9 +23,13 @@
 #include "boot.h"
 #include "disk/disk.h"
 
-#define VERITY_NAME  "root"
-#define ROOT_WAIT_MS 5000
-#define RM_MAX_DEPTH 64
+#define VERITY_NAME	  "root"
+#define ROOT_WAIT_MS	  5000
+#define RM_MAX_DEPTH	  64
+#define VERITY_READ_CHUNK (1 << 20)
+/* the GPT partition types of systemd's Discoverable Partitions Specification */
+#define GPT_ROOT_X86_64	       "4f68bce3-e8cd-4db1-96e7-fbcaf984b709"
+#define GPT_ROOT_X86_64_VERITY "2c7357ed-ebd2-46d9-aec1-23d437ec2bf5"
 
 /* A mount point is a directory on another device than its parent (or the root itself). */
 static int is_mount_point(const char *path)
@@ -132,19 +137,13 @@ static int wait_for_path(const char *path, int timeout_ms)
 	return 0;
 }
 
-static int verity_open(const struct boot_root *r)
+static int verity_open(const struct boot_root *r, const unsigned char *hash, size_t len)
 {
 	struct crypt_params_verity params = {.hash_area_offset = r->hash_offset};
 	const char *hash_dev = r->hash_dev && r->hash_dev[0] ? r->hash_dev : r->dev;
-	size_t hex_len = strlen(r->roothash_hex), len;
-	unsigned char hash[64];
 	struct crypt_device *cd;
 	int ret;
 
-	if (hex_decode(r->roothash_hex, hex_len, hash, sizeof hash, &len) < 0 || len < 16) {
-		log_error("root: the verity root hash is not 16 to 64 bytes of hex");
-		return -EINVAL;
-	}
 	if (hash_dev != r->dev && (ret = wait_for_path(hash_dev, ROOT_WAIT_MS)) < 0)
 		return log_err(ret, "root: verity hash device %s", hash_dev);
 	disk_crypt_log_setup();
@@ -160,7 +159,8 @@ static int verity_open(const struct boot_root *r)
 		log_err(ret, "root: verity: activating %s with the given root hash%s", r->dev,
 			ret == -EPERM ? " (hash mismatch)" : "");
 	} else {
-		log_info("root: verity: %s opened as /dev/mapper/%s", r->dev, VERITY_NAME);
+		log_info("root: verity: %s (hashes on %s) opened as /dev/mapper/%s", r->dev,
+			 hash_dev, VERITY_NAME);
 	}
 	crypt_free(cd);
 	return ret < 0 ? ret : 0;
@@ -174,26 +174,118 @@ static void verity_close(void)
 		log_err(r, "root: closing /dev/mapper/%s", VERITY_NAME);
 }
 
-int boot_mount_root(const struct boot_root *r)
+/* Every block of dev read once: dm-verity checks each against the tree, so a changed block
+ * anywhere is an EIO here, before anything on the root is trusted. Bounded by the device. */
+static int verity_read_all(const char *dev)
+{
+	uint64_t t0 = monotonic_ms(), off = 0;
+	int fd = open(dev, O_RDONLY | O_CLOEXEC), ret = 0;
+	char *buf = malloc(VERITY_READ_CHUNK);
+	ssize_t n = 0;
+
+	if (fd < 0 || !buf) {
+		ret = fd < 0 ? -errno : -ENOMEM;
+		log_err(ret, "root: verity: reading %s", dev);
+		goto out;
+	}
+	while ((n = pread(fd, buf, VERITY_READ_CHUNK, (off_t)off)) > 0)
+		off += (uint64_t)n;
+	if (n < 0) {
+		ret = -errno;
+		log_error("root: verity: a block of the root near byte %llu does not match the "
+			  "root hash (%s): the root is refused",
+			  (unsigned long long)off, strerror(-ret));
+		goto out;
+	}
+	/* the checked pages are not needed again before the mount reads them */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	log_info("root: verity: all %llu MiB of the root match the root hash (%llu ms)",
+		 (unsigned long long)(off >> 20), (unsigned long long)(monotonic_ms() - t0));
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* roothash=: the partition of type (GPT_ROOT_X86_64 or its verity type) whose unique GUID is
+ * the 16 bytes at id, into dev (one line when there is none). */
+static int gpt_auto_find(const char *type, const char *what, const unsigned char *id, char *dev,
+			 size_t cap)
+{
+	uint8_t t[16], u[16];
+	char s[40];
+	int r;
+
+	gpt_guid_parse(type, t);
+	gpt_guid_from_bytes(id, u);
+	r = gpt_find_partition(t, u, dev, cap, ROOT_WAIT_MS);
+	if (r == 0) {
+		log_info("root: roothash=: the %s partition is %s", what, dev);
+		return 0;
+	}
+	snprintf(s, sizeof s,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", id[0],
+		 id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11],
+		 id[12], id[13], id[14], id[15]);
+	if (r == -ENOTUNIQ)
+		log_error("root: roothash=: more than one %s partition has PARTUUID %s: refused",
+			  what, s);
+	else
+		log_error("root: roothash= does not name this machine's root: no %s partition "
+			  "(type %s) with PARTUUID %s on any disk within %d s",
+			  what, type, s, ROOT_WAIT_MS / 1000);
+	return r < 0 ? r : -ENOENT;
+}
+
+int boot_mount_root(const struct boot_root *root)
 {
 	static const char *const guesses[] = {"ext4", "erofs", "squashfs", NULL};
+	struct boot_root b = *root, *r = &b;
 	const char *const given[] = {r->fstype, NULL};
 	const char *const *types = r->fstype && r->fstype[0] ? given : guesses;
-	const char *dev = r->dev;
+	char data_dev[PATH_MAX], hash_dev[PATH_MAX];
+	const int verity = r->roothash_hex && r->roothash_hex[0];
+	unsigned char hash[64];
+	size_t len = 0;
+	const char *dev;
 	int ret = -EINVAL;
 
+	if (verity &&
+	    (hex_decode(r->roothash_hex, strlen(r->roothash_hex), hash, sizeof hash, &len) < 0 ||
+	     len < 16)) {
+		log_error("root: the verity root hash is not 16 to 64 bytes of hex");
+		return -EINVAL;
+	}
+	if (verity && r->gpt_auto && (!r->dev || !r->dev[0])) {
+		if ((ret = gpt_auto_find(GPT_ROOT_X86_64, "root", hash, data_dev,
+					 sizeof data_dev)) < 0)
+			return ret;
+		r->dev = data_dev;
+	}
+	if (verity && r->gpt_auto && (!r->hash_dev || !r->hash_dev[0])) {
+		if ((ret = gpt_auto_find(GPT_ROOT_X86_64_VERITY, "root verity", hash + len - 16,
+					 hash_dev, sizeof hash_dev)) < 0)
+			return ret;
+		r->hash_dev = hash_dev;
+	}
 	if (!r->dev || !r->dev[0] || !r->target || !r->target[0]) {
 		log_error("root: no device or no target given");
 		return -EINVAL;
 	}
+	dev = r->dev;
 	if ((ret = wait_for_path(r->dev, ROOT_WAIT_MS)) < 0)
 		return log_err(ret, "root: %s", r->dev);
 	if ((ret = mkdir_parents(r->target, 0755)) < 0)
 		return log_err(ret, "root: mkdir %s", r->target);
-	if (r->roothash_hex && r->roothash_hex[0]) {
-		if ((ret = verity_open(r)) < 0)
+	if (verity) {
+		if ((ret = verity_open(r, hash, len)) < 0)
 			return ret;
 		dev = "/dev/mapper/" VERITY_NAME;
+		if (r->full_check && (ret = verity_read_all(dev)) < 0) {
+			verity_close();
+			return ret;
+		}
 	}
 	for (size_t i = 0; types[i]; i++) {
 		if (mount(dev, r->target, types[i], MS_RDONLY, NULL) == 0) {
@@ -205,8 +297,9 @@ int boot_mount_root(const struct boot_root *r)
 		if (ret != -EINVAL && ret != -ENODEV)
 			break;
 	}
-	log_err(ret, "root: mounting %s read-only at %s as %s%s", dev, r->target, types[0],
-		types == guesses ? ", erofs or squashfs" : "");
+	log_err(ret, "root: mounting %s read-only at %s as %s%s%s", dev, r->target, types[0],
+		types == guesses ? ", erofs or squashfs" : "",
+		verity && ret == -EIO ? " (a block does not match the root hash)" : "");
 	if (dev != r->dev)
 		verity_close();
 	return ret;
@@ -225,6 +318,31 @@ static int path_join(char *out, size_t cap, const char *a, const char *sep, cons
 	if ((size_t)snprintf(out, cap, "%s%s%s", a, sep, b) >= cap)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int boot_root_read_files(const char *root, const char *const *paths)
+{
+	char path[PATH_MAX], *buf = malloc(VERITY_READ_CHUNK);
+	int ret = buf ? 0 : -ENOMEM;
+
+	for (size_t i = 0; ret == 0 && paths[i]; i++) {
+		ssize_t n;
+		int fd;
+
+		if (path_join(path, sizeof path, root, "", paths[i]) < 0 ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue; /* not on this root: nothing to run from it */
+		while ((n = read(fd, buf, VERITY_READ_CHUNK)) > 0)
+			;
+		if (n < 0) {
+			ret = -errno;
+			log_err(ret, "root: %s does not match the root hash: the root is refused",
+				paths[i]);
+		}
+		close(fd);
+	}
+	free(buf);
+	return ret;
 }
 
 static int bind_one(const char *state, const char *newroot, size_t i)

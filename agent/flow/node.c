@@ -620,6 +620,13 @@ int node_run(const struct node_config *c)
 		r = node_fatal(n, 0, err);
 		goto out;
 	}
+	/* the real root, verified before the state disk is touched or any key asked for */
+	if (n->ops->open_root(n) < 0) {
+		r = node_fatal(n, 0,
+			       "the real root could not be verified; the state disk is "
+			       "left untouched");
+		goto out;
+	}
 	/* 5: the state disk (new: formatted now; initialized: the rejoin path) */
 	timeline_mark("disk");
 	if ((r = open_state_disk(n)) < 0)

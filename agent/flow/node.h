@@ -42,6 +42,9 @@ struct node_config {
 	/* handover (PID 1) */
 	const char *real_root, *root_fstype, *verity_roothash, *verity_hashdev;
 	uint64_t verity_hashoffset;
+	/* roothash= (systemd's): the root's partitions found by GPT type and the hash's UUIDs */
+	int root_gpt_auto;
+	int verity_lazy;  /* constel.verity.check=mount: no full read of the root before use */
 	const char *init; /* constel.init=: exec this in the real root instead of supervising */
 	const char *mke2fs;
 	const char *kubeadm;	   /* NULL: <root>/run/state/bin/kubeadm (from the components) */

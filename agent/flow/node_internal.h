@@ -24,6 +24,9 @@ struct node_ops {
 	int (*state_fs_new)(struct node *n);
 	/* the state filesystem of an unlocked disk: mount, or nothing */
 	int (*state_fs_mount)(struct node *n);
+	/* the real root opened (dm-verity checked) and mounted, before the state disk is
+	 * touched or a key asked for; or nothing */
+	int (*open_root)(struct node *n);
 	/* §4: the real root with the state disk's folders, or symlinks in the root folder */
 	int (*switch_root)(struct node *n);
 	/* the kernel's hostname (PID 1 only) */

@@ -38,7 +38,12 @@ static int pid1_state_fs_new(struct node *n)
 	return r < 0 ? r : pid1_state_fs_mount(n);
 }
 
-static int pid1_switch_root(struct node *n)
+static int root_given(const struct node_config *c)
+{
+	return (c->real_root && c->real_root[0]) || c->root_gpt_auto;
+}
+
+static int pid1_open_root(struct node *n)
 {
 	const struct node_config *c = n->c;
 	struct boot_root br = {.dev = c->real_root,
@@ -46,20 +51,42 @@ static int pid1_switch_root(struct node *n)
 			       .roothash_hex = c->verity_roothash,
 			       .hash_dev = c->verity_hashdev,
 			       .hash_offset = c->verity_hashoffset,
-			       .target = "/sysroot"};
+			       .target = "/sysroot",
+			       .gpt_auto = c->root_gpt_auto,
+			       .full_check = !c->verity_lazy};
+	const char *const run[] = {CONTAINERD, c->init, NULL};
 	int r;
 
-	if (!c->real_root || !c->real_root[0]) {
-		log_info("handover: no root= given: staying in the initramfs");
+	if (!root_given(c))
+		return 0;
+	if ((r = boot_mount_root(&br)) < 0)
+		return r;
+	/* without the full read: at least what the handover executes is read before the key */
+	if (c->verity_roothash && c->verity_lazy &&
+	    (r = boot_root_read_files("/sysroot", run)) < 0) {
+		umount2("/sysroot", MNT_DETACH);
+		return r;
+	}
+	return 0;
+}
+
+static int pid1_switch_root(struct node *n)
+{
+	const struct node_config *c = n->c;
+	int r;
+
+	if (!root_given(c)) {
+		log_info("handover: no root= or roothash= given: staying in the initramfs");
 		return 0;
 	}
-	if ((r = boot_mount_root(&br)) < 0 || (r = boot_bind_state(n->state, "/sysroot")) < 0)
+	if ((r = boot_bind_state(n->state, "/sysroot")) < 0)
 		return r;
 	/* the lease's DNS servers for the real root (net/resolv.c); failing is one line */
 	(void)resolv_conf_carry("/etc/resolv.conf", "/sysroot", "/run");
 	if ((r = boot_switch_root("/sysroot")) < 0)
 		return r;
-	log_info("handover: switched to the real root %s", c->real_root);
+	log_info("handover: switched to the real root%s%s", c->real_root ? " " : "",
+		 c->real_root ? c->real_root : "");
 	return 0;
 }
 
@@ -131,9 +158,8 @@ static void pid1_end(struct node *n, int sig)
 }
 
 const struct node_ops node_pid1_ops = {
-    "PID 1",	      pid1_state_fs_new, pid1_state_fs_mount,
-    pid1_switch_root, pid1_set_hostname, pid1_start_services,
-    pid1_end,
+    "PID 1",	      pid1_state_fs_new, pid1_state_fs_mount, pid1_open_root,
+    pid1_switch_root, pid1_set_hostname, pid1_start_services, pid1_end,
 };
 
 /* ---- host mode ---- */
@@ -153,6 +179,13 @@ static int host_state_fs_new(struct node *n)
 		return log_err(-errno, "emptying %s", n->state);
 	if ((r = mkdir_parents(n->state, 0755)) < 0)
 		return log_err(r, "mkdir %s", n->state);
+	return 0;
+}
+
+/* host mode has no real root of its own: the root folder is the caller's */
+static int host_open_root(struct node *n)
+{
+	(void)n;
 	return 0;
 }
 
@@ -199,7 +232,6 @@ static void host_end(struct node *n, int sig)
 }
 
 const struct node_ops node_host_ops = {
-    "host",	      host_state_fs_new, host_state_fs_mount,
-    host_switch_root, host_set_hostname, host_start_services,
-    host_end,
+    "host",	      host_state_fs_new, host_state_fs_mount, host_open_root,
+    host_switch_root, host_set_hostname, host_start_services, host_end,
 };

@@ -1,9 +1,10 @@
 /* The node's configuration: the constants of §5 and §6 as defaults, and the kernel command
- * line's constel.* values (plus root= and ip=) on top. */
+ * line's constel.* values (plus root=, roothash= and ip=) on top. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "boot/boot.h"
 #include "net/net.h"
@@ -109,6 +110,25 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 	GET("constel.verity.roothash", c->verity_roothash);
 	GET("constel.verity.hashdev", c->verity_hashdev);
 	GET("constel.init", c->init);
+	v = NULL;
+	GET("roothash", v); /* systemd's and mkosi's: the root's partitions by GPT type and UUID */
+	if (v && c->verity_roothash && strcasecmp(v, c->verity_roothash))
+		return errbuf_set(err, errlen,
+				  "command line: roothash= and constel.verity.roothash= differ");
+	if (v && (!is_hex(v) || strlen(v) < 64 || strlen(v) > 128 || strlen(v) % 2))
+		return errbuf_set(
+		    err, errlen, "command line: roothash=%.32s... is not 32 to 64 bytes of hex", v);
+	if (v) {
+		c->verity_roothash = v;
+		c->root_gpt_auto = 1;
+	}
+	v = NULL;
+	GET("constel.verity.check", v);
+	if (v && strcmp(v, "full") && strcmp(v, "mount"))
+		return errbuf_set(err, errlen,
+				  "command line: constel.verity.check=%.32s is not full or mount",
+				  v);
+	c->verity_lazy = v && !strcmp(v, "mount");
 	if (strcmp(c->csp, "qemu") && strcmp(c->csp, "openstack") && strcmp(c->csp, "aws") &&
 	    strcmp(c->csp, "azure") && strcmp(c->csp, "gcp"))
 		return errbuf_set(err, errlen,
