@@ -48,6 +48,9 @@ image/measure.py --uki "$img/constel-image.efi" --zero 8,12,13,15 >"$work/m-chec
 	setup_fail "$img/measurements.json is not image/measure.py's for $img/constel-image.efi: make image"
 cluster_setup >"$work/setup.out" 2>&1 || setup_fail "$(tail -3 "$work/setup.out")"
 cp "$img/measurements.json" "$work/m-image.json"
+# the cluster's measurement salt, as constel-init writes it after an init (this scenario has
+# no control plane of its own: the join service serves the worker for an existing cluster)
+openssl rand -hex 32 >"$work/ws/measurement-salt"
 roothash=$(cat "$img/roothash")
 
 # The components over plain http:// (the image trusts Debian's CA bundle only, not the run's
@@ -127,9 +130,10 @@ t=image_vm_2_state_disk_is_luks2_with_the_cluster_key
 [ "$(luks_token "$work/worker-0.raw")" = True ] && opens worker-0 && pass $t ||
 	fail $t "token $(luks_token "$work/worker-0.raw")"
 t=image_vm_2_kubelet_double_runs_in_the_image_root_with_pcr15_marked
-cid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("clusterID",""))' "$work/ws/constellation-id.json" 2>/dev/null)
-[ "$(node_data i-join kubelet_bootstrap)" = tls-bootstrap ] || [ "$(node_data i-join kubelet_bootstrap)" = kubeconfig ] &&
-	[ -n "$(node_data i-join marker_new)" ] && pass $t || fail $t "kubelet $(node_data i-join kubelet_bootstrap), marker '$(node_data i-join marker_new)': $(tail_log i-join)"
+p15=$(node_data i-join pcr15 | tr A-F a-f)
+case $(node_data i-join kubelet_bootstrap) in tls-bootstrap | kubeconfig) kb=ok ;; *) kb=no ;; esac
+[ $kb = ok ] && [ -n "$(node_data i-join marker_new)" ] && [ ${#p15} = 64 ] && [ "$p15" != "$(printf '0%.0s' $(seq 64))" ] &&
+	pass $t || fail $t "kubelet '$(node_data i-join kubelet_bootstrap)', marker '$(node_data i-join marker_new)', pcr15 '$p15': $(tail_log i-join)"
 t=image_vm_2_the_image_s_containerd_answers
 cv=$(grep -ao '@@DATA containerd_version .*' "$logs/i-join.log" | tail -1 | cut -d' ' -f3-)
 case $cv in absent* | unreachable* | no\ answer* | "") fail $t "containerd: '${cv:-no line}'" ;; *) pass "$t ($cv)" ;; esac
