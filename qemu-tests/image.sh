@@ -29,7 +29,7 @@ NODE_LOGS=${NODE_LOGS:-$PWD/$BUILD/qemu-logs-image}
 rm -rf "$NODE_LOGS"
 . qemu-tests/lib-node.sh
 http_pid=
-trap 'cluster_stop; kill $http_pid $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $http_pid 2>/dev/null; cluster_stop; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 UP_S=${IMAGE_UP_S:-150} BOOT_S=${IMAGE_BOOT_S:-360}
 
 setup_fail() {
