@@ -132,13 +132,15 @@ t=image_vm_2_state_disk_is_luks2_with_the_cluster_key
 t=image_vm_2_kubelet_double_runs_in_the_image_root_with_pcr15_marked
 p15=$(node_data i-join pcr15 | tr A-F a-f)
 case $(node_data i-join kubelet_bootstrap) in tls-bootstrap | kubeconfig) kb=ok ;; *) kb=no ;; esac
+# in the image's root: the agent switched to it before the kubelet double started
+sr=$(at i-join 'switch_root: .* is the root now') kl=$(at i-join '@@STANDIN kubelet')
 [ $kb = ok ] && [ -n "$(node_data i-join marker_new)" ] && [ ${#p15} = 64 ] && [ "$p15" != "$(printf '0%.0s' $(seq 64))" ] &&
-	pass $t || fail $t "kubelet '$(node_data i-join kubelet_bootstrap)', marker '$(node_data i-join marker_new)', pcr15 '$p15': $(tail_log i-join)"
+	[ -n "$sr" ] && [ -n "$kl" ] && python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' "$sr" "$kl" &&
+	pass $t || fail $t "kubelet '$(node_data i-join kubelet_bootstrap)' at '$kl' s, switch_root at '${sr:-never}' s, marker '$(node_data i-join marker_new)', pcr15 '$p15': $(tail_log i-join)"
 t=image_vm_2_the_image_s_containerd_answers
 cv=$(grep -ao '@@DATA containerd_version .*' "$logs/i-join.log" | tail -1 | cut -d' ' -f3-)
 case $cv in absent* | unreachable* | no\ answer* | "") fail $t "containerd: '${cv:-no line}'" ;; *) pass "$t ($cv)" ;; esac
-fw=$(at i-join 'BdsDxe: starting') p1=$(at i-join 'constel-agent starting as PID 1')
-kl=$(at i-join '@@STANDIN kubelet') done=$(at i-join '@@INIT_DONE')
+fw=$(at i-join 'BdsDxe: starting') p1=$(at i-join 'constel-agent starting as PID 1') done=$(at i-join '@@INIT_DONE')
 echo "image_vm: boot option at ${fw:-?} s, PID 1 at ${p1:-?} s, kubelet double at ${kl:-?} s, done at ${done:-?} s (the join service started after the document was fetched)"
 
 echo "$passed passed, $failed failed (logs in $logs)"
