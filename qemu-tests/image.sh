@@ -15,6 +15,8 @@
 #   I2 the worker joins with the measurements enforced and the kubelet double runs in the
 #      image's root: the root is dm-verity (the agent's line), read-only squashfs, the state
 #      disk LUKS2 with the cluster's key, PCR 15 marked, the image's containerd answering
+#   I3 the same image with one byte of its root partition changed: the agent refuses the root
+#      in one line before asking for a key; the state disk and the join service see nothing
 # Prints PASS/FAIL lines and "N passed, N failed"; logs in $BUILD/qemu-logs-image (or
 # NODE_LOGS). Needs make image (and agent, tools, $BUILD/vm/standin, $BUILD/initrd.img).
 set -u
@@ -67,7 +69,7 @@ boot_image() {
 	local boot=$1
 	shift
 	[ -e "$work/worker-0.raw" ] || truncate -s 128M "$work/worker-0.raw"
-	cp --sparse=always "$img/disk.raw" "$work/image.raw"
+	cp --sparse=always "${disk_src:-$img/disk.raw}" "$work/image.raw"
 	python3 qemu-tests/vm.py --log "$logs/$boot.log" --uefi "$work/image.raw" --memory 1024 \
 		--disk "$work/image.raw" --disk "$work/worker-0.raw" --tpm-state "$work/tpm-worker-0" \
 		--net "$NODE_NET" --dhcp-start "$(node_field worker-0 2)" \
@@ -140,6 +142,22 @@ sr=$(at i-join 'switch_root: .* is the root now') kl=$(at i-join '@@STANDIN kube
 t=image_vm_2_the_image_s_containerd_answers
 cv=$(grep -ao '@@DATA containerd_version .*' "$logs/i-join.log" | tail -1 | cut -d' ' -f3-)
 case $cv in absent* | unreachable* | no\ answer* | "") fail $t "containerd: '${cv:-no line}'" ;; *) pass "$t ($cv)" ;; esac
+# ---- I3: one changed byte in the image's root: refused before any key, the disk untouched ----
+t=image_vm_3_a_changed_block_of_the_root_is_refused_and_the_state_disk_untouched
+cp --sparse=always "$img/disk.raw" "$work/tampered.raw"
+off=$(sfdisk --json "$work/tampered.raw" | python3 -c 'import json,sys; p=json.load(sys.stdin)["partitiontable"]["partitions"][1]; print(p["start"] * 512 + p["size"] * 256)')
+python3 -c 'import sys; f=open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b=f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0xff]))' "$work/tampered.raw" "$off"
+before=$(ident "$work/worker-0.raw")
+tickets=$(grep -ac 'IssueJoinTicket: ticket issued' "$logs/joinservice.log")
+node_ports
+disk_src=$work/tampered.raw boot_image i-tampered --kill-on 'the real root could not be verified'
+rc=$?
+line=$(grep -a 'constel-agent.*root: verity: .*does not match the root hash' "$logs/i-tampered.log" | head -1)
+[ $rc = 3 ] && [ -n "$line" ] && [ "$(ident "$work/worker-0.raw")" = "$before" ] &&
+	[ "$(grep -ac 'IssueJoinTicket: ticket issued' "$logs/joinservice.log")" = "$tickets" ] &&
+	! grep -aq '@@STANDIN' "$logs/i-tampered.log" && pass "$t" ||
+	fail $t "boot $rc, line '${line:-none}': $(tail_log i-tampered)"
+
 fw=$(at i-join 'BdsDxe: starting') p1=$(at i-join 'constel-agent starting as PID 1') done=$(at i-join '@@INIT_DONE')
 echo "image_vm: boot option at ${fw:-?} s, PID 1 at ${p1:-?} s, kubelet double at ${kl:-?} s, done at ${done:-?} s (the join service started after the document was fetched)"
 
