@@ -621,6 +621,7 @@ int node_run(const struct node_config *c)
 		goto out;
 	}
 	/* the real root, verified before the state disk is touched or any key asked for */
+	timeline_mark("root");
 	if (n->ops->open_root(n) < 0) {
 		r = node_fatal(n, 0,
 			       "the real root could not be verified; the state disk is "
