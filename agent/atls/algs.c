@@ -52,7 +52,8 @@ static size_t ec_xoff(int curve, size_t *len)
 	return br_ec_p256_m31.xoff(curve, len);
 }
 
-static uint32_t ec_mul(unsigned char *G, size_t Glen, const unsigned char *x, size_t xlen, int curve)
+static uint32_t ec_mul(unsigned char *G, size_t Glen, const unsigned char *x, size_t xlen,
+		       int curve)
 {
 	unsigned char k[X25519_LEN], out[X25519_LEN];
 	int r;

@@ -211,13 +211,16 @@ static int pump(struct atls_conn *c, int read)
 			continue;
 		}
 		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP) && (read || !c->established)) {
+			/* the peer computes its answer now: do our own work that does not wait for
+			 * it first (whether or not the answer is in already, it is needed anyway)
+			 */
+			if (!c->established)
+				atls_idle_work(c);
 			buf = br_ssl_engine_recvrec_buf(c->eng, &len);
 			n = recv(c->fd, buf, len, 0);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-				if (!c->established && atls_idle_work(c))
-					continue;
 				c->want = POLLIN;
 				return 0;
 			}

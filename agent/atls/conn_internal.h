@@ -57,7 +57,7 @@ struct atls_conn {
 	size_t peer_nonce_len;
 
 	/* Our fresh P-256 key and self-signed certificate (made during the handshake). A client
-	 * makes the key while it waits for the server's first flight (key_ready). */
+	 * makes the key as soon as its ClientHello is out (key_ready). */
 	struct p256_key key;
 	int key_ready, key_tried;
 	unsigned char *cert;
@@ -95,7 +95,7 @@ void atls_policy_setup(struct atls_conn *c);
 int atls_make_cert(struct atls_conn *c);
 size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char *data, size_t len);
 void atls_conn_wipe_keys(struct atls_conn *c);
-/* Work done while the peer computes: 1 if something was done (try the socket again). */
+/* Work done while the peer computes (before reading its answer): 1 if something was done. */
 int atls_idle_work(struct atls_conn *c);
 /* The engine's algorithms (algs.c): SHA-256/384, AES-GCM and ChaCha20-Poly1305 with the CPU's
  * implementations chosen once, X25519 (libsodium) and P-256 for ECDHE, P-256 ECDSA checks. */

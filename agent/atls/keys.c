@@ -93,8 +93,9 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
 }
 
 /* A client with an issuer needs a certificate key once the server's CertificateRequest is
- * in; it makes it while the server computes its first flight (one key per connection, made
- * once: a failure is left for atls_make_cert to report). */
+ * in; it makes it right after its ClientHello went out, while the server computes its first
+ * flight (one key per connection, made once: a failure is left for atls_make_cert to
+ * report). */
 int atls_idle_work(struct atls_conn *c)
 {
 	if (c->is_server || !c->cfg.issuer || c->key_ready || c->key_tried)

@@ -8,7 +8,7 @@
 set -eu
 BUILD=${1:-build}
 N=${JOIN_BENCH_N:-200}	     # connections per client
-R=${JOIN_BENCH_ROUNDS:-5}    # alternating rounds
+R=${JOIN_BENCH_ROUNDS:-10}   # alternating rounds
 [ "$R" -le "$N" ] || R=$N
 per=$(((N + R - 1) / R))
 cd "$(dirname "$0")/../.."
