@@ -4,6 +4,7 @@
  * peer's certificate checked the way Go's aTLS does (spec §1). */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <bearssl.h>
 
 #include "atls.h"
-#include <stdio.h>
-
 #include "base/base.h"
 #include "conn_internal.h"
 
@@ -211,9 +210,7 @@ static int pump(struct atls_conn *c, int read)
 			continue;
 		}
 		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP) && (read || !c->established)) {
-			/* the peer computes its answer now: do our own work that does not wait for
-			 * it first (whether or not the answer is in already, it is needed anyway)
-			 */
+			/* the peer computes its answer now: first our work that needs none of it */
 			if (!c->established)
 				atls_idle_work(c);
 			buf = br_ssl_engine_recvrec_buf(c->eng, &len);

@@ -95,8 +95,8 @@ void atls_policy_setup(struct atls_conn *c);
 int atls_make_cert(struct atls_conn *c);
 size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char *data, size_t len);
 void atls_conn_wipe_keys(struct atls_conn *c);
-/* Work done while the peer computes (before reading its answer): 1 if something was done. */
-int atls_idle_work(struct atls_conn *c);
+/* Our work that needs nothing from the peer, done while it computes (before reading). */
+void atls_idle_work(struct atls_conn *c);
 /* The engine's algorithms (algs.c): SHA-256/384, AES-GCM and ChaCha20-Poly1305 with the CPU's
  * implementations chosen once, X25519 (libsodium) and P-256 for ECDHE, P-256 ECDSA checks. */
 void atls_engine_algorithms(br_ssl_engine_context *eng, int is_server);

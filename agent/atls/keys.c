@@ -96,13 +96,12 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
  * in; it makes it right after its ClientHello went out, while the server computes its first
  * flight (one key per connection, made once: a failure is left for atls_make_cert to
  * report). */
-int atls_idle_work(struct atls_conn *c)
+void atls_idle_work(struct atls_conn *c)
 {
 	if (c->is_server || !c->cfg.issuer || c->key_ready || c->key_tried)
-		return 0;
+		return;
 	c->key_tried = 1;
 	c->key_ready = p256_generate(&c->key) == 0;
-	return 1;
 }
 
 void atls_conn_wipe_keys(struct atls_conn *c)
