@@ -154,7 +154,7 @@ say "   before any boot; constel-init and the join service refuse a node whose T
 python3 - "$work/m.json" <<'PY' | short || die "$measurements is not a measurements file"
 import json, sys
 what = {"4": "firmware (OVMF): the UKI, then the kernel systemd-stub starts",
-        "8": "zero (no boot loader measures a command line)",
+        "8": "zero (no boot loader: GRUB would measure its commands here)",
         "9": "the kernel's EFI stub: its command line, then the initrd",
         "11": "systemd-stub: the UKI's .linux .osrel .cmdline .initrd",
         "12": "zero (no load options, credentials or add-ons)",
