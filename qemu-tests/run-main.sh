@@ -139,7 +139,8 @@ for f in "$BUILD/constel-agent.stripped" "$BUILD/vm/standin" "$BUILD/tools/const
 	"$BUILD/tools/constel-joinservice" "$uki" "$esp" "$measurements" "$OVMF"; do
 	[ -e "$f" ] || die "$f is missing: run it as 'make run' (OVMF: apt-get install ovmf)"
 done
-[ "$uki" -nt "$BUILD/initrd.img" ] && [ "$esp" -nt "$uki" ] && [ "$BUILD/measurements.json" -nt "$uki" ] ||
+# (as make judges it: older, not the same time, is out of date)
+! [ "$uki" -ot "$BUILD/initrd.img" ] && ! [ "$esp" -ot "$uki" ] && ! [ "$BUILD/measurements.json" -ot "$uki" ] ||
 	die "$uki, its ESP or $BUILD/measurements.json is older than what it is made of: run it as 'make run'"
 say "== setting up: root disk, components server, metadata API, CLI workspace"
 cluster_setup >"$work/setup.out" 2>&1 || die "set-up failed: $(tail -3 "$work/setup.out")"
