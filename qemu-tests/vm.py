@@ -296,7 +296,7 @@ def main():
     a = ap.parse_args()
     check_net_rules(ap, a)
     if bool(a.initrd) == bool(a.uefi) or (a.uefi and a.append) or (a.ovmf and not a.uefi):
-        ap.error("give --initrd [--append] or --uefi (its UKI holds the command line)")
+        ap.error("give --initrd [--append] or --uefi [--ovmf] (its UKI holds the command line)")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupted)
 
