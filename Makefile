@@ -196,8 +196,9 @@ test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/stand
 	@tests/run.sh
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
-# agent as PID 1 (qemu-tests/run-main.sh).
-run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img
+# agent as PID 1, each node a measured boot of the UKI with the measurements enforced
+# (qemu-tests/run-main.sh).
+run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img uki measurements
 	@BUILD=$(BUILD) qemu-tests/run-main.sh
 
 # ---- the agent's initrd (initrd/build.sh): the stripped agent as /init, the static mke2fs,

@@ -150,7 +150,9 @@ def qemu_command(a, k, tmp=None):
            "-monitor", "none", "-machine", "q35" if a.uefi else "pc", "-cpu", "max", "-smp",
            "1", "-accel", "tcg", "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
-    if a.uefi:
+    if a.uefi and a.ovmf:  # the unified image, read-only: OVMF keeps its variables in memory
+        cmd += ["-bios", a.ovmf]
+    elif a.uefi:
         # A measured boot: OVMF from pflash starts the UKI on the ESP (its \EFI\BOOT\BOOTX64.EFI),
         # which carries kernel, initrd and command line; the ESP is the last virtio disk (the
         # others keep their /dev/vdX) and the first boot option (bootindex).
@@ -273,6 +275,8 @@ def main():
     ap.add_argument("--initrd", help="the initrd (with the kernel of kernel.sh)")
     ap.add_argument("--uefi", metavar="ESP", help="boot OVMF (q35, tpm-crb) from this FAT "
                     "image's \\EFI\\BOOT\\BOOTX64.EFI instead of --initrd")
+    ap.add_argument("--ovmf", metavar="FD", help="with --uefi: this unified OVMF image as "
+                    "-bios instead of OVMF_CODE_4M + a copy of OVMF_VARS_4M on pflash")
     ap.add_argument("--log", required=True, help="serial log; LOG.json gets the summary")
     ap.add_argument("--disk", action="append", default=[], help="raw image; in order vda, vdb...")
     ap.add_argument("--tpm-state", help="swtpm state directory (kept across boots)")
@@ -291,8 +295,8 @@ def main():
     ap.add_argument("--memory", type=int, default=512, help="MB")
     a = ap.parse_args()
     check_net_rules(ap, a)
-    if bool(a.initrd) == bool(a.uefi) or (a.uefi and a.append):
-        ap.error("give --initrd [--append] or --uefi (its UKI holds the command line)")
+    if bool(a.initrd) == bool(a.uefi) or (a.uefi and a.append) or (a.ovmf and not a.uefi):
+        ap.error("give --initrd [--append] or --uefi [--ovmf] (its UKI holds the command line)")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupted)
 
