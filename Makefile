@@ -59,10 +59,9 @@ MUSL_CC := musl-gcc -isystem $(BUILD)/kinc
 # same as deps/build.sh builds every dependency with (C is never unwound here; ~33 KiB of ours).
 # Hardening stays: -z separate-code and -z relro are ld's defaults and are kept.
 SIZE_CFLAGS := -fno-asynchronous-unwind-tables -fno-unwind-tables
-SIZE_LDFLAGS :=
 MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections $(SIZE_CFLAGS) $(PB_DEFS) \
 	-Iagent -I$(BUILD)/gen -I$(PB_SRC) -I$(DEPS)/include -I$(DEPS)/include/bearssl
-MUSL_LDFLAGS := -static -Wl,--gc-sections $(SIZE_LDFLAGS)
+MUSL_LDFLAGS := -static -Wl,--gc-sections
 # The musl objects depend on their flags (and so on the deps prefix they name): a changed flag
 # rebuilds them instead of linking stale objects.
 MUSL_FLAGS_STAMP := $(BUILD)/musl/cflags.txt
