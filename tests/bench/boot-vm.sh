@@ -33,7 +33,8 @@ work=$(mktemp -d /tmp/constel-bootbench-XXXXXX)
 . qemu-tests/lib-node.sh
 . qemu-tests/netns.sh
 ns=constel-bootbench-$$
-trap 'cluster_stop; netns_down "$ns"; rm -rf "$work"' EXIT
+# the namespace first: cluster_stop's wait would wait for the tools running inside it
+trap 'netns_down "$ns"; cluster_stop; rm -rf "$work"' EXIT
 CRB=${BOOT_BENCH_CRB:-0}
 
 # bad WHAT LOG: a boot or step failed; the bench ends with exit 1.
@@ -163,17 +164,20 @@ def cell(xs, unit):
     f = "%.2f" if unit == "s" else "%.0f" if unit == "ms" else "%.1f"
     return "%s (%s-%s)" % (f % statistics.median(xs), f % min(xs), f % max(xs))
 
+W = 44
+
 def row(name, cols, unit, base=0):
     """One figure per network: median (min-max); then each other network / cols[base]."""
-    cells = "".join(" %-22s" % cell(xs, unit) for xs in cols)
+    cells = "".join(" %-25s" % cell(xs, unit) for xs in cols)
     b = statistics.median(cols[base])
-    ratios = "  ".join("%.2fx" % (statistics.median(xs) / b) if b else "-"
+    ratios = "  ".join("%9s" % ("%.2fx" % (statistics.median(xs) / b) if b else "-")
                        for i, xs in enumerate(cols) if i != base)
-    print("  %-40s %-3s%s %s" % (name, unit, cells, ratios))
+    print("  %-*s %-3s%s %s" % (W, name, unit, cells, ratios))
 
-def header(what, nets, base_label):
-    print("  %-40s %-3s%s %s" % (what, "", "".join(" %-22s" % (LABEL[x] + " med (min-max)") for x in nets),
-                                 "  ".join("%s/%s" % (LABEL[x], base_label) for x in nets[1:])))
+def header(nets, base):
+    ratios = "  ".join("%9s" % ("%s/%s" % (x, nets[base])) for i, x in enumerate(nets) if i != base)
+    print("  %-*s %-3s%s %s" % (W, "", "", "".join(" %-25s" % (LABEL[x] + ", med (min-max)")
+                                                  for x in nets), ratios))
 
 boots = {net: ["w0-rejoin-%s-%d" % (net, i) for i in range(1, n + 1)] for net in NETS}
 rej = {net: [node(b) for b in boots[net]] for net in NETS}
@@ -183,7 +187,7 @@ fk = [first(b, "@@INIT_START") for b in floors]
 F = statistics.median(fd)
 
 print("  rejoin path of worker-0, QEMU start -> kubelet start, %d boots per network, interleaved:" % n)
-header("", NETS, LABEL["user"])
+header(NETS, 0)
 row("total", [[r["kubelet"] for r in rej[x]] for x in NETS], "s")
 row("pre-kernel + kernel (-> agent's first line)", [[r["first"] for r in rej[x]] for x in NETS], "s")
 row("  of which pre-kernel (-> kernel t=0)", [[pre(b) for b in boots[x]] for x in NETS], "s")
@@ -204,9 +208,9 @@ row("  after the timeline (services, console)",
      for x in NETS], "ms")
 
 print("  floor: the smoke guest (trivial /init), same machine, interleaved (%d boots):" % n)
-print("  %-40s s   %s" % ("QEMU start -> @@INIT_DONE (the floor)", cell(fd, "s")))
-print("  %-40s s   %s" % ("pre-kernel + kernel (-> @@INIT_START)", cell(fk, "s")))
-print("  %-40s s   %s" % ("  of which pre-kernel (-> kernel t=0)", cell([pre(b) for b in floors], "s")))
+print("  %-*s s   %s" % (W, "QEMU start -> @@INIT_DONE (the floor)", cell(fd, "s")))
+print("  %-*s s   %s" % (W, "pre-kernel + kernel (-> @@INIT_START)", cell(fk, "s")))
+print("  %-*s s   %s" % (W, "  of which pre-kernel (-> kernel t=0)", cell([pre(b) for b in floors], "s")))
 for x in NETS:
     tot = [r["kubelet"] for r in rej[x]]
     ker = [r["first"] for r in rej[x]]
@@ -217,11 +221,11 @@ for x in NETS:
               statistics.median(ag) / statistics.median(ker),
               min(a / k for a, k in zip(ag, ker)), max(a / k for a, k in zip(ag, ker)),
               statistics.median(tot) - F))
-print("  %-40s %.2f MB vs %.2f MB gzip" % ("initrd, agent vs floor",
+print("  %-*s %.2f MB vs %.2f MB gzip" % (W, "initrd, agent vs floor",
       os.path.getsize(initrd) / 1e6, os.path.getsize(smoke_initrd) / 1e6))
 
 print("  network probe (tests/vm/netprobe.c as /init, worker-0's address; 10 rounds x %d boots):" % n)
-header("", ["user", "netns"], LABEL["netns"])
+header(["user", "netns"], 1)
 def probe(net, key):
     xs = []
     for i in range(1, n + 1):
@@ -241,8 +245,8 @@ for boot, what in (("cp0-init", "init boot of control-plane-0 (incl. apply)"),
     r = node(boot)
     phases = ", ".join("%s %d" % (p["name"], p["ms"]) for p in r["timeline"]["phases"]
                        if p["ms"] >= 100)
-    print("  %-40s %7.2f s    (kernel %.2f s; phases >= 100 ms: %s)" % (
-        what, r["kubelet"], r["first"], phases))
+    print("  %-*s %7.2f s    (kernel %.2f s; phases >= 100 ms: %s)" % (
+        W, what, r["kubelet"], r["first"], phases))
 EOF
 [ $? -eq 0 ] || bad "parsing the logs" "$logs"
 echo "  bench time $(($(date +%s) - t_start)) s"
