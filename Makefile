@@ -201,7 +201,7 @@ $(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
 test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
-test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
+test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements
 	@tests/run.sh
 
@@ -250,7 +250,7 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
+bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/initrd.img uki
 	@tests/bench/size.sh $(BUILD)
 	@echo
