@@ -9,7 +9,7 @@
  * loader (modules_load_list: in parallel when there is more than one CPU) instead; with
  * "modtime.kmsg" it prints every kernel line. Speaks vm.py's console protocol (@@INIT_START,
  * @@INIT_DONE).
- *   musl-gcc -static -O2 -Iagent -o init tests/initrd/modtime.c agent/boot/modules.c \\
+ *   musl-gcc -static -O2 -Iagent -o init tests/initrd/modtime.c agent/boot/modules.c
  *       agent/boot/cmdline.c agent/base/log.c */
 #define _GNU_SOURCE
 #include <errno.h>
