@@ -14,10 +14,10 @@
 
 /* Loads every module named in list (one absolute .ko path per line, dependencies first) with
  * finit_module(). With list's sibling NAME.dep (initrd/mkinitrd.py's /etc/modules.dep: line i
- * "i: j k ...", the earlier modules module i waits for) and constel.module-jobs=N on the kernel
- * command line (N <= MODULES_JOBS_MAX, at most the online CPUs), N modules load at a time,
- * each in a child process, a module only after all it waits for; else one after the other in
- * list order. Already loaded (EEXIST) and no such
+ * "i: j k ...", the earlier modules module i waits for) and more than one online CPU, as many
+ * modules as CPUs load at a time (at most MODULES_JOBS_MAX, fewer with constel.module-jobs=N
+ * on the kernel command line), each in a child process, a module only after all it waits for;
+ * else one after the other in list order. Already loaded (EEXIST) and no such
  * hardware (ENODEV) are fine; any other failure is logged as one line and counted. Returns the
  * number of failures, or a negative errno when the list cannot be read. */
 int modules_load_list(const char *list);

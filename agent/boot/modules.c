@@ -1,9 +1,10 @@
 /* Kernel modules from the initrd: /etc/modules.list names them in an order the initrd writer
  * resolved with modprobe (dependencies first), /etc/modules.dep what each one waits for. With
- * constel.module-jobs=N (2..4, at most the CPUs online) on the kernel command line, modules
- * whose dependencies are loaded are loaded N at a time, each by a child process of ours
- * (finit_module blocks its caller for the whole load and probe; the agent has one thread);
- * by default, with one CPU, or without modules.dep, one after the other in list order, here.
+ * more than one CPU online, modules whose dependencies are loaded are loaded side by side (as
+ * many as CPUs, at most 4, or constel.module-jobs=N on the kernel command line), each by a
+ * child process of ours (finit_module blocks its caller for the whole load and probe; the agent
+ * has one thread); with one CPU, constel.module-jobs=1, or without modules.dep, one after the
+ * other in list order, here.
  * Plain .ko files only: Debian's 6.1 kernel has no in-kernel decompression
  * (../shared/notes/qemu.md §2), so initrd/mkinitrd.py unpacks compressed ones at build time. */
 #include <errno.h>
@@ -296,11 +297,13 @@ int modules_load_list(const char *list)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int jobs = jobs_from_cmdline();
 
-	/* One at a time unless asked: under QEMU/TCG with 2 vCPUs, 2 at a time took 1.7-2.2x as
-	 * long as one at a time (tests/bench/initrd.sh; each load changes page permissions, which
-	 * flushes the TLBs of every vCPU); a faster way on KVM is not measured yet. */
+	/* As many at a time as there are CPUs (at most MODULES_JOBS_MAX), unless asked otherwise.
+	 * Under QEMU/TCG -smp 2, 2 at a time took 0.55x the time of one at a time while the
+	 * host had two cores free, but 2-3x when other work took them (a vCPU descheduled in the
+	 * middle of a load holds up the other): constel.module-jobs=1 for such a host. */
+	o.jobs = cpus < 1 ? 1 : cpus > MODULES_JOBS_MAX ? MODULES_JOBS_MAX : (int)cpus;
 	if (jobs > 0)
-		o.jobs = (long)jobs > cpus && cpus >= 1 ? (int)cpus : jobs;
+		o.jobs = jobs < o.jobs ? jobs : o.jobs;
 	/* /etc/modules.list -> /etc/modules.dep */
 	if (len > 5 && len < sizeof dep && !strcmp(list + len - 5, ".list")) {
 		memcpy(dep, list, len - 5);

@@ -7,9 +7,8 @@
 #    tests/initrd/modtime.c as /init with the modules of initrd/modules.txt, BENCH_MODULES_N
 #    (default 5) boots per way, interleaved, median/min/max of the time from the first module to
 #    the last: the old way (one after the other, as the agent did before) as the baseline, and
-#    the agent's loader (agent/boot/modules.c: one at a time by default, 2 at a time with
-#    constel.module-jobs=2), with -smp 1 (what the scenarios and the boot bench use) and
-#    -smp 2; and, as measurements only, without the
+#    the agent's loader (agent/boot/modules.c: as many at a time as CPUs), with -smp 1 (what
+#    the scenarios and the boot bench use) and -smp 2; and, as measurements only, without the
 #    module signatures (copies with the signature cut off: the kernel taints) and with
 #    acpi=noirq (no ACPI interrupt-link evaluation in the PCI probe). One boot with
 #    initcall_debug splits the slowest modules into load (signature check, layout, relocation)
@@ -111,7 +110,7 @@ boot() { # NAME SMP APPEND
 		--hostfwd "tcp:127.0.0.1:$(free_port)-:9000" --append "$3" >"$logs/$1.out" 2>&1 &&
 		grep -aq '@@TOTAL' "$logs/$1.log" || { echo "  bench: modules: boot $1 failed (log $logs/$1.log)"; exit 1; }
 }
-ways=("seq1 1 " "agent1 1 modtime.agent" "seq2 2 " "agent2 2 modtime.agent constel.module-jobs=2"
+ways=("seq1 1 " "agent1 1 modtime.agent" "seq2 2 " "agent2 2 modtime.agent"
 	"nosig1 1 modtime.list=/etc/nosig.list" "noirq1 1 acpi=noirq")
 for i in $(seq "$N"); do
 	for w in "${ways[@]}"; do
@@ -143,7 +142,7 @@ b1, b2 = statistics.median(t["seq1"]), statistics.median(t["seq2"])
 row("baseline: one after the other (old way), -smp 1", t["seq1"], b1)
 row("the agent's loader, -smp 1 (default: one at a time)", t["agent1"], b1)
 row("baseline: one after the other (old way), -smp 2", t["seq2"], b2)
-row("the agent's loader, -smp 2, constel.module-jobs=2", t["agent2"], b2)
+row("the agent's loader, -smp 2 (default: 2 at a time)", t["agent2"], b2)
 print("  measurements only (not what a node does):")
 row("no module signatures (copies cut; the kernel taints)", t["nosig1"], b1)
 row("acpi=noirq (no ACPI interrupt links in the PCI probe)", t["noirq1"], b1)
