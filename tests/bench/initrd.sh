@@ -109,6 +109,9 @@ boot() { # NAME SMP APPEND
 		--disk "$work/a.raw" --disk "$work/b.raw" --tpm-state "$work/tpm" \
 		--hostfwd "tcp:127.0.0.1:$(free_port)-:9000" --append "$3" >"$logs/$1.out" 2>&1 &&
 		grep -aq '@@TOTAL' "$logs/$1.log" || { echo "  bench: modules: boot $1 failed (log $logs/$1.log)"; exit 1; }
+	# the nosig copies live under /nosig, so /sys/module is what counts for every way
+	grep -aq '@@DEVICES ok' "$logs/$1.log" ||
+		{ echo "  bench: modules: boot $1: $(grep -a '@@DEVICES' "$logs/$1.log" | cut -c1-200) (log $logs/$1.log)"; exit 1; }
 }
 ways=("seq1 1 " "agent1 1 modtime.agent" "seq2 2 " "agent2 2 modtime.agent"
 	"nosig1 1 modtime.list=/etc/nosig.list" "noirq1 1 acpi=noirq")

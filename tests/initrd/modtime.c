@@ -51,6 +51,29 @@ static void kmsg_initcalls(int kfd)
 	}
 }
 
+/* What a node needs from its modules, there once the last one returned: the disks, the NIC,
+ * dm-crypt/integrity/verity and the file systems. */
+static void devices(void)
+{
+	static const char *const need[] = {"/dev/vda",
+					   "/dev/vdb",
+					   "/sys/class/net/eth0",
+					   "/sys/module/dm_crypt",
+					   "/sys/module/dm_integrity",
+					   "/sys/module/dm_verity",
+					   "/sys/module/ext4",
+					   "/sys/module/overlay",
+					   "/sys/module/algif_aead",
+					   "/sys/module/aesni_intel"};
+	char missing[512] = "";
+
+	for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+		if (access(need[i], F_OK) != 0)
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s",
+				 need[i]);
+	printf("@@DEVICES %s%s\n", missing[0] ? "missing" : "ok", missing);
+}
+
 int main(void)
 {
 	char path[512], cmd[4096] = "";
@@ -92,6 +115,7 @@ int main(void)
 		fclose(f);
 		int failed = modules_load_list(list);
 		all1 = now_ms();
+		devices();
 		printf("@@TOTAL %d failed %.1f ms mode agent cpus %ld list %s\n", failed,
 		       all1 - all0, sysconf(_SC_NPROCESSORS_ONLN), list);
 		printf("@@INIT_DONE rc=0\n");
@@ -129,6 +153,7 @@ int main(void)
 	fclose(f);
 	if (kfd >= 0)
 		kmsg_initcalls(kfd);
+	devices();
 	printf("@@TOTAL %d modules %.1f ms (read %.1f, load %.1f) mode %s%s list %s\n", n,
 	       all1 - all0, rd, ld, mem ? "init_module" : "finit_module",
 	       *params ? " async_probe" : "", list);
