@@ -47,7 +47,7 @@ static void kmsg_initcalls(int kfd)
 		rec[n] = 0;
 		char *m = strchr(rec, ';');
 		if (m && (kmsg_all || (strstr(m, "initcall ") && strstr(m, "returned"))))
-			printf("@@KINIT %s", m + 1);
+			printf("@@KINIT %s", kmsg_all ? rec : m + 1); /* with "prio,seq,usec,-;" */
 	}
 }
 
@@ -100,7 +100,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("@@INIT_START\n");
 	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	if (kfd >= 0)
+	if (kfd >= 0 && !kmsg_all)
 		lseek(kfd, 0, SEEK_END);
 	FILE *f = fopen(list, "r");
 	if (!f) {
