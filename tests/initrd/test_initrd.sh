@@ -143,6 +143,14 @@ else
 	fail $t "depmod -b or mkinitrd.py failed: $(cat "$work/c.err")"
 fi
 
+# --module-root (image/mkosi.finalize's way) on a tree that holds this machine's modules gives
+# the bytes of the default build.
+t=initrd_build_with_module_root_gives_the_same_bytes
+mkdir -p "$work/fr/lib/modules"
+ln -s "/lib/modules/$kver" "$work/fr/lib/modules/$kver"
+build "$work/r.img" --module-root "$work/fr" >/dev/null 2>"$work/r.err" && cmp -s "$work/r.img" "$work/a.img" &&
+	pass $t || fail $t "$(cat "$work/r.err") (differs from the default build)"
+
 t=initrd_size_table_names_each_part_and_the_real_total
 total=$(awk '/^total \(gzip\)/ {print $3}' "$work/a.sizes")
 ztotal=$(awk '/^total \(zstd\)/ {print $3}' "$work/z.sizes")
