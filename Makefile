@@ -55,8 +55,18 @@ STD := -std=gnu11
 
 # ---- the shipped agent: static musl, -Os, --gc-sections ----
 MUSL_CC := musl-gcc -isystem $(BUILD)/kinc
-MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections $(PB_DEFS) \
+# What keeps the stripped agent under 1 MiB (README "Size", make bench): no unwind tables, the
+# same as deps/build.sh builds every dependency with (C is never unwound here; ~33 KiB of ours).
+# Hardening stays: -z separate-code and -z relro are ld's defaults and are kept.
+SIZE_CFLAGS := -fno-asynchronous-unwind-tables -fno-unwind-tables
+MUSL_CFLAGS := $(STD) $(WARN) -Os -ffunction-sections -fdata-sections $(SIZE_CFLAGS) $(PB_DEFS) \
 	-Iagent -I$(BUILD)/gen -I$(PB_SRC) -I$(DEPS)/include -I$(DEPS)/include/bearssl
+MUSL_LDFLAGS := -static -Wl,--gc-sections
+# The musl objects depend on their flags (and so on the deps prefix they name): a changed flag
+# rebuilds them instead of linking stale objects.
+MUSL_FLAGS_STAMP := $(BUILD)/musl/cflags.txt
+$(shell mkdir -p $(BUILD)/musl && { echo '$(MUSL_CFLAGS)' | cmp -s - $(MUSL_FLAGS_STAMP) || \
+	echo '$(MUSL_CFLAGS)' >$(MUSL_FLAGS_STAMP); })
 MUSL_LIBS := -L$(DEPS)/lib \
 	$(shell PKG_CONFIG_LIBDIR=$(DEPS)/lib/pkgconfig pkg-config --static --libs libcryptsetup) \
 	-lnghttp2 -ltss2-sys -ltss2-mu -ltss2-tcti-device $(BUILD)/lib/libtss2-tcti-swtpm.a -ltss2-rc \
@@ -117,11 +127,11 @@ $(BUILD)/gen/blowfish_pi.h: agent/base/gen-blowfish-pi.py
 # Every object may include a generated header: generate them all first.
 GEN_FIRST := | $(PB_GEN_H) $(BUILD)/gen/deps_versions.h $(BUILD)/gen/blowfish_pi.h
 
-$(BUILD)/musl/%.o: %.c $(BUILD)/kinc/.stamp $(GEN_FIRST)
+$(BUILD)/musl/%.o: %.c $(BUILD)/kinc/.stamp $(MUSL_FLAGS_STAMP) $(GEN_FIRST)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/musl/nanopb/%.o: $(PB_SRC)/%.c $(BUILD)/kinc/.stamp
+$(BUILD)/musl/nanopb/%.o: $(PB_SRC)/%.c $(BUILD)/kinc/.stamp $(MUSL_FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_CFLAGS) -c $< -o $@
 
@@ -147,7 +157,7 @@ $(BUILD)/libconstel.a: $(MUSL_OBJS)
 
 $(BUILD)/constel-agent: $(patsubst %.c,$(BUILD)/musl/%.o,$(AGENT_SRCS)) $(BUILD)/libconstel.a \
 		$(MUSL_LIB_DEPS)
-	$(MUSL_CC) -static -Wl,--gc-sections -Wl,-Map=$@.map -o $@ $(filter %.o %/libconstel.a,$^) \
+	$(MUSL_CC) $(MUSL_LDFLAGS) -Wl,-Map=$@.map -o $@ $(filter %.o %/libconstel.a,$^) \
 		$(MUSL_LIBS)
 
 $(BUILD)/constel-agent.stripped: $(BUILD)/constel-agent
@@ -191,13 +201,14 @@ $(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
 test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
-test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
+test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements image
 	@tests/run.sh
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
-# agent as PID 1 (qemu-tests/run-main.sh).
-run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img
+# agent as PID 1, each node a measured boot of the UKI with the measurements enforced
+# (qemu-tests/run-main.sh).
+run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img uki measurements
 	@BUILD=$(BUILD) qemu-tests/run-main.sh
 
 # ---- the agent's initrd (initrd/build.sh): the stripped agent as /init, the static mke2fs,
@@ -233,20 +244,20 @@ image: $(BUILD)/constel-agent.stripped $(DEPS)/sbin/mke2fs
 # Host tools: static musl programs on the agent's library, like the agent.
 $(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
-	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
+	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 # Test programs that run as /init of a test initrd inside QEMU (tests/vm), built like the agent.
 $(BUILD)/vm/%: $(BUILD)/musl/tests/vm/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
-	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
+	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 # The join-latency bench client, built exactly like the agent.
 $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libconstel.a \
 		$(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
-	$(MUSL_CC) -static -Wl,--gc-sections -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
+	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin \
+bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/initrd.img uki
 	@tests/bench/size.sh $(BUILD)
 	@echo

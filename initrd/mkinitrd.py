@@ -2,8 +2,10 @@
 """The project's one initramfs writer: a newc cpio archive written directly, so that the same
 inputs give the same bytes on any machine (sorted names, inode numbers 1..n in that order, owner
 0:0, fixed modes, every mtime SOURCE_DATE_EPOCH, device numbers 0), then gzip or zstd at fixed
-settings. The guest has no modprobe, so the kernel modules come with everything they depend on
-and /etc/modules.list names them in load order (agent/boot/modules.c reads it).
+settings. The guest has no modprobe, so the kernel modules come with everything they depend on,
+as plain .ko (a .ko.xz, .ko.zst or .ko.gz of the kernel package is unpacked here); /etc/modules.list
+names them in load order and /etc/modules.dep what each waits for (agent/boot/modules.c reads
+both).
 
   mkinitrd.py OUT --init BIN --kver KVER [--modules "name ..."] [--file SRC:/DEST]...
               [--module-root DIR] [--compress gzip|zstd|none] [--sizes]
@@ -11,6 +13,7 @@ and /etc/modules.list names them in load order (agent/boot/modules.c reads it).
 import argparse
 import gzip
 import io
+import lzma
 import os
 import stat
 import subprocess
@@ -19,6 +22,7 @@ import sys
 # Mount points /init needs: the kernel's built-in initramfs has only /dev and /root.
 MOUNT_POINTS = ["/bin", "/dev", "/etc", "/proc", "/run", "/sbin", "/sys", "/tmp"]
 MODULES_LIST = "/etc/modules.list"
+MODULES_DEP = "/etc/modules.dep"
 GZIP_LEVEL = 9
 # -19 is what ../shared/notes/qemu.md booted; one thread, because zstd's multithreaded output
 # is framed differently and ZSTD_NBTHREADS in the environment must not change the bytes.
@@ -62,10 +66,22 @@ def read_file(path, what):
         die("%s: %s: %s" % (what, path, e.strerror))
 
 
+# The module suffixes a kernel package may ship, and how the writer unpacks them: the initrd
+# stores plain .ko only (the archive is compressed as a whole; compressing each module too only
+# costs the guest a second decompression, and Debian 12's kernel cannot do it at all, see
+# ../shared/notes/qemu.md section 2).
+KO_UNPACK = {".ko.xz": "xz", ".ko.zst": "zstd", ".ko.gz": "gzip"}
+
+
 def resolve_modules(names, kver, root):
     """modprobe's "insmod PATH" lines, dependencies first, in the order the names are given;
-    shared dependencies keep their first place. Returns [(host path, path in the archive)]."""
-    seen, order = set(), []
+    shared dependencies keep their first place. Returns [(host path, path in the archive,
+    set of indexes into the result this module must wait for)]: a module waits for every
+    earlier-placed module before it in each chain modprobe printed with it, which covers its
+    modules.dep dependencies and the soft dependencies modprobe loads first (all of them are
+    in the chain where the module first appears, before it), so that a loader may load the
+    others in parallel."""
+    seen, order = {}, []
     for name in names:
         where = ["-d", root] if root != "/" else []
         r = subprocess.run(["modprobe"] + where + ["-S", kver, "--show-depends", name],
@@ -73,19 +89,46 @@ def resolve_modules(names, kver, root):
         if r.returncode != 0:
             why = (r.stderr.strip().splitlines() or ["modprobe failed"])[-1]
             die("module %s (kernel %s): %s" % (name, kver, why.replace("modprobe: FATAL: ", "")))
+        chain = []
         for line in r.stdout.splitlines():
             words = line.split()
             if len(words) < 2 or words[0] != "insmod":  # "builtin NAME": nothing to load
                 continue
             host = words[1]
             inside = "/" + host[len(root):].lstrip("/") if root != "/" else host
+            for suffix in KO_UNPACK:
+                if inside.endswith(suffix):
+                    inside = inside[:-len(suffix)] + ".ko"
             if not inside.endswith(".ko"):
-                die("module %s: %s is compressed; this kernel loads plain .ko only "
-                    "(../shared/notes/qemu.md §2)" % (name, inside))
+                die("module %s: %s is not a .ko file" % (name, inside))
             if inside not in seen:
-                seen.add(inside)
-                order.append((host, inside))
+                seen[inside] = len(order)
+                order.append((host, inside, set()))
+            i = seen[inside]
+            order[i][2].update(j for j in chain if j < i)
+            chain.append(i)
     return order
+
+
+def read_module(host):
+    """The plain .ko of a module file, unpacked when the kernel package ships it compressed."""
+    data = read_file(host, "module")
+    how = next((v for k, v in KO_UNPACK.items() if host.endswith(k)), None)
+    try:
+        if how == "xz":
+            return lzma.decompress(data)
+        if how == "gzip":
+            return gzip.decompress(data)
+        if how == "zstd":
+            r = subprocess.run(["zstd", "-q", "-d", "-c"], input=data, capture_output=True)
+            if r.returncode != 0:
+                raise ValueError(r.stderr.decode(errors="replace").strip())
+            return r.stdout
+    except FileNotFoundError:
+        die("module %s: zstd is not installed (apt-get install zstd)" % host)
+    except (lzma.LZMAError, OSError, EOFError, ValueError) as e:
+        die("module %s: cannot unpack: %s" % (host, e))
+    return data
 
 
 def newc_header(ino, mode, nlink, mtime, size, namesize):
@@ -194,10 +237,16 @@ def main():
     tree.add_file("/init", read_file(a.init, "--init"), 0o755, "init")
 
     mods = resolve_modules(a.modules.split(), a.kver, a.module_root)
-    for host, inside in mods:
-        tree.add_file(inside, read_file(host, "module"), 0o644, "kernel modules")
+    for host, inside, _ in mods:
+        tree.add_file(inside, read_module(host), 0o644, "kernel modules")
     tree.add_file(MODULES_LIST, "".join(m[1] + "\n" for m in mods).encode(), 0o644,
                   "other files")
+    # Line i of modules.dep: "i: j k ..." (1-based lines of modules.list, each before i) names
+    # the modules that module i waits for (agent/boot/modules.c loads the rest in parallel).
+    if mods:
+        tree.add_file(MODULES_DEP, "".join(
+            "%d:%s\n" % (i, "".join(" %d" % (j + 1) for j in sorted(m[2])))
+            for i, m in enumerate(mods, start=1)).encode(), 0o644, "other files")
 
     for f in a.file:
         src, sep, dest = f.partition(":")

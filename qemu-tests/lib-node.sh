@@ -194,17 +194,23 @@ cluster_setup() {
 	return 0
 }
 
+# js_args [MEASUREMENTS [COMPONENTS]]: the join service's arguments but --listen, in JS_ARGS
+# (the same for its instance in a network namespace, qemu-tests/netns.sh).
+js_args() {
+	JS_ARGS=(--master-secret "$work/ws/constellation-mastersecret.json"
+		--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key"
+		--api-endpoint "$NODE_LB:6443" --measurements "${1:-$work/m.json}" --pki-dir "$work/pki"
+		--components "${2:-$work/components.json}" --token "$token")
+}
+
 # cluster_joinservice [MEASUREMENTS [COMPONENTS]]: the join service on js_port (stopped first if
 # running); "off" stops it only.
 cluster_joinservice() {
 	[ -n "${js_pid:-}" ] && kill "$js_pid" 2>/dev/null && wait "$js_pid" 2>/dev/null
 	js_pid=
 	[ "${1:-}" = off ] && return 0
-	"$tools/constel-joinservice" --listen "127.0.0.1:$js_port" \
-		--master-secret "$work/ws/constellation-mastersecret.json" \
-		--measurement-salt "$work/ws/measurement-salt" --ca-cert "$work/ca.crt" --ca-key "$work/ca.key" \
-		--api-endpoint "$NODE_LB:6443" --measurements "${1:-$work/m.json}" --pki-dir "$work/pki" \
-		--components "${2:-$work/components.json}" --token "$token" >>"$logs/joinservice.log" 2>&1 &
+	js_args "$@"
+	"$tools/constel-joinservice" --listen "127.0.0.1:$js_port" "${JS_ARGS[@]}" >>"$logs/joinservice.log" 2>&1 &
 	js_pid=$!
 	for _ in $(seq 50); do
 		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$js_port" 2>/dev/null && return 0
@@ -229,26 +235,31 @@ node_ports() {
 # node_vm NAME BOOT SECONDS [vm.py options]: boots node NAME (state disk $work/NAME.raw, made
 # on first use; swtpm state $work/tpm-NAME) with the serial log $logs/BOOT.log, the network
 # rules every node has (metadata, the components' servers, the join service; init_port and
-# recover_port forwarded, see node_ports), at most SECONDS; the options say how it boots
+# recover_port forwarded, see node_ports; or, with NODE_NETNS set, the network of
+# qemu-tests/netns.sh in that namespace), at most SECONDS; the options say how it boots
 # (--initrd and --append, or --uefi). Returns vm.py's status (0: the kubelet stand-in ran and
 # the node shut down; 3: the --kill-on line came).
 node_vm() {
-	local name=$1 boot=$2 secs=$3 ip md fwd
+	local name=$1 boot=$2 secs=$3 ip md fwd net
 	shift 3
 	ip=$(node_field "$name" 2)
 	md=$(eval echo "\$md_port_${name//-/_}")
 	[ -e "$work/$name.raw" ] || truncate -s 128M "$work/$name.raw"
 	cp --sparse=always "$work/root.raw" "$work/root-$name.raw"
 	fwd="socat STDIO TCP:127.0.0.1"
+	if [ -n "${NODE_NETNS:-}" ]; then # qemu-tests/netns.sh: a tap in that namespace, its tools
+		net=(--netns "$NODE_NETNS" --mac "$(netns_mac "$ip")")
+	else
+		net=(--net "$NODE_NET" --dhcp-start "$ip"
+			--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md"
+			--net-guestfwd "tcp:$NODE_MD_HOST:443-cmd:$fwd:$www_port"
+			--net-guestfwd "tcp:$NODE_MD_HOST:8443-cmd:$fwd:$foreign_port"
+			--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port"
+			--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999")
+	fi
 	python3 qemu-tests/vm.py --log "$logs/$boot.log" \
 		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
-		--net "$NODE_NET" --dhcp-start "$ip" \
-		--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:$fwd:$md" \
-		--net-guestfwd "tcp:$NODE_MD_HOST:443-cmd:$fwd:$www_port" \
-		--net-guestfwd "tcp:$NODE_MD_HOST:8443-cmd:$fwd:$foreign_port" \
-		--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port" \
-		--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999" \
-		--start-on 'constel-agent starting as PID 1' --timeout "$secs" "$@" >"$logs/$boot.out" 2>&1
+		"${net[@]}" --start-on 'constel-agent starting as PID 1' --timeout "$secs" "$@" >"$logs/$boot.out" 2>&1
 }
 
 # node_boot NAME BOOT [vm.py options]: node_vm through qboot, the kernel and build/initrd.img

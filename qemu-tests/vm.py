@@ -13,7 +13,9 @@ lockup, or no INIT_DONE; 3 the --kill-on line came and the VM was killed as aske
 Every console line goes to --log with the host time since QEMU started ("[  12.345] ");
 stdout gets one "PASS name" / "FAIL name detail" line per result and a summary line; LOG.json
 holds the same as data; swtpm logs next to LOG. Network: none unless asked, and then slirp
-with restrict=on, hostfwd only from 127.0.0.1 and guestfwd rules only. Child processes are
+with restrict=on, hostfwd only from 127.0.0.1 and guestfwd rules only; or (--netns) a tap
+device of its own on the bridge of a network namespace the caller made (qemu-tests/netns.sh),
+QEMU running inside that namespace, which must have no link but lo, bridges and taps. Child processes are
 reaped by PID on every path, and die with this process even if it is SIGKILLed.
 """
 import argparse
@@ -59,8 +61,50 @@ def _die_with_parent():
         os._exit(1)
 
 
-def spawn(cmd, **kw):
-    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, **kw)
+CLONE_NEWNET = 0x40000000
+
+
+def spawn(cmd, netns_fd=None, **kw):
+    """cmd as our child; with netns_fd (an open /run/netns/NAME) inside that namespace."""
+    def pre():
+        _die_with_parent()
+        if netns_fd is not None and _libc.setns(netns_fd, CLONE_NEWNET) != 0:
+            os._exit(1)
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, preexec_fn=pre, **kw)
+
+
+def ip(*args):
+    """One iproute2 command; its error (stderr) in the RuntimeError."""
+    r = subprocess.run(["ip"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if r.returncode != 0:
+        raise RuntimeError("ip %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+def netns_checked(name):
+    """The namespace must exist and hold nothing that leads out of it: only lo, bridges and
+    tap devices (no veth, no physical or tunnel link). Raises RuntimeError."""
+    if not re.match(r"^[A-Za-z0-9_.-]{1,64}$", name) or not os.path.exists("/run/netns/" + name):
+        raise RuntimeError("--netns %s: no such network namespace (ip netns add)" % name)
+    for link in json.loads(ip("-n", name, "-d", "-j", "link", "show")):
+        kind = link.get("linkinfo", {}).get("info_kind")
+        if link["ifname"] != "lo" and kind not in ("bridge", "tun"):
+            raise RuntimeError("--netns %s: link %s (%s) could lead out of the namespace"
+                               % (name, link["ifname"], kind or link.get("link_type")))
+
+
+def tap_add(a):
+    """A tap device of this boot on the namespace's bridge; its name."""
+    netns_checked(a.netns)
+    tap = "ctap%d" % os.getpid()
+    ip("-n", a.netns, "tuntap", "add", "dev", tap, "mode", "tap")
+    try:
+        ip("-n", a.netns, "link", "set", tap, "master", a.netns_bridge, "up")
+    except RuntimeError:
+        ip("-n", a.netns, "link", "del", tap)
+        raise
+    return tap
 
 
 def stop(proc, wait=0.0):
@@ -108,6 +152,11 @@ def check_net_rules(ap, a):
         ap.error("--net/--dhcp-start: %s" % e)
     if not net.is_private:
         ap.error("--net must be a private range: %s" % a.net)
+    if a.netns and (a.hostfwd or a.net_guestfwd or a.dhcp_start):
+        ap.error("--netns: no --hostfwd, --net-guestfwd or --dhcp-start (the namespace's DHCP "
+                 "server and tools are the network)")
+    if a.mac and not re.match(r"^52:54:00(:[0-9a-f]{2}){3}$", a.mac):
+        ap.error("--mac must be 52:54:00:xx:xx:xx (lower case): %r" % a.mac)
     for g in a.net_guestfwd:
         # cmd: is the only form that serves more than one connection (notes §7); the address
         # must be inside the guest's own slirp network (the rest of the world stays closed).
@@ -142,15 +191,17 @@ def start_swtpm(a, tmp, summary, procs):
         time.sleep(0.02)
     return ["-chardev", "socket,id=chrtpm,path=" + sock,
             "-tpmdev", "emulator,id=tpm0,chardev=chrtpm",
-            "-device", ("tpm-crb" if a.uefi else "tpm-tis") + ",tpmdev=tpm0"]
+            "-device", "tpm-%s,tpmdev=tpm0" % (a.tpm_model or ("crb" if a.uefi else "tis"))]
 
 
-def qemu_command(a, k, tmp=None):
+def qemu_command(a, k, tmp=None, tap=None):
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
            "-monitor", "none", "-machine", "q35" if a.uefi else "pc", "-cpu", "max", "-smp",
            "1", "-accel", "tcg", "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
-    if a.uefi:
+    if a.uefi and a.ovmf:  # the unified image, read-only: OVMF keeps its variables in memory
+        cmd += ["-bios", a.ovmf]
+    elif a.uefi:
         # A measured boot: OVMF from pflash starts the UKI on the ESP (its \EFI\BOOT\BOOTX64.EFI),
         # which carries kernel, initrd and command line; the ESP is the last virtio disk (the
         # others keep their /dev/vdX) and the first boot option (bootindex).
@@ -173,14 +224,18 @@ def qemu_command(a, k, tmp=None):
     if a.uefi and a.uefi not in a.disk:
         cmd += ["-drive", "file=%s,format=raw,if=none,id=esp,readonly=on" % a.uefi,
                 "-device", "virtio-blk-pci,drive=esp,bootindex=0"]
-    if a.net_guestfwd or a.hostfwd:  # else no NIC at all: -nodefaults adds none
+    mac = ",mac=" + a.mac if a.mac else ""
+    if tap:
+        cmd += ["-netdev", "tap,id=n0,ifname=%s,script=no,downscript=no" % tap,
+                "-device", "virtio-net-pci,netdev=n0" + mac + (",romfile=" if a.uefi else "")]
+    elif a.net_guestfwd or a.hostfwd:  # else no NIC at all: -nodefaults adds none
         user = ["user,id=n0,restrict=on", "net=" + a.net]
         if a.dhcp_start:
             user.append("dhcpstart=" + a.dhcp_start)
         cmd += ["-netdev", ",".join(user + ["hostfwd=" + h for h in a.hostfwd]
                                     + ["guestfwd=" + g for g in a.net_guestfwd]),
                 # --uefi: no option ROM (romfile= empty), so OVMF measures no iPXE
-                "-device", "virtio-net-pci,netdev=n0" + (",romfile=" if a.uefi else "")]
+                "-device", "virtio-net-pci,netdev=n0" + mac + (",romfile=" if a.uefi else "")]
     return cmd
 
 
@@ -276,9 +331,14 @@ def main():
     ap.add_argument("--uefi", metavar="ESP", help="boot OVMF (q35, tpm-crb) from this FAT "
                     "image's \\EFI\\BOOT\\BOOTX64.EFI instead of --initrd; or from the ESP "
                     "of a GPT disk given as --disk too (that disk is then the boot option)")
+    ap.add_argument("--ovmf", metavar="FD", help="with --uefi: this unified OVMF image as "
+                    "-bios instead of OVMF_CODE_4M + a copy of OVMF_VARS_4M on pflash")
     ap.add_argument("--log", required=True, help="serial log; LOG.json gets the summary")
     ap.add_argument("--disk", action="append", default=[], help="raw image; in order vda, vdb...")
     ap.add_argument("--tpm-state", help="swtpm state directory (kept across boots)")
+    ap.add_argument("--tpm-model", choices=("tis", "crb"),
+                    help="the TPM's interface: tpm-tis (default; libvirt's default on x86, so "
+                    "Constellation's QEMU nodes') or tpm-crb (the default with --uefi)")
     ap.add_argument("--append", default="", help="extra kernel command-line words")
     ap.add_argument("--kill-on", type=regex, metavar="REGEX",
                     help="SIGKILL QEMU on the first console line matching this (a power cut)")
@@ -289,31 +349,39 @@ def main():
     ap.add_argument("--net", default="10.0.2.0/24",
                     help="the slirp network (guestfwd addresses must be inside it)")
     ap.add_argument("--dhcp-start", help="the first address slirp's DHCP hands out")
+    ap.add_argument("--netns", metavar="NAME", help="QEMU inside this network namespace, on a "
+                    "tap device of its own on --netns-bridge (qemu-tests/netns.sh makes one)")
+    ap.add_argument("--netns-bridge", default="br0", help="the bridge in --netns")
+    ap.add_argument("--mac", help="the NIC's MAC (52:54:00:xx:xx:xx)")
     ap.add_argument("--start-on", type=regex, default=re.compile("@@INIT_START"),
                     metavar="REGEX", help="the line that counts as @@INIT_START")
     ap.add_argument("--memory", type=int, default=512, help="MB")
     a = ap.parse_args()
     check_net_rules(ap, a)
-    if bool(a.initrd) == bool(a.uefi) or (a.uefi and a.append):
-        ap.error("give --initrd [--append] or --uefi (its UKI holds the command line)")
+    if bool(a.initrd) == bool(a.uefi) or (a.uefi and a.append) or (a.ovmf and not a.uefi):
+        ap.error("give --initrd [--append] or --uefi [--ovmf] (its UKI holds the command line)")
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupted)
 
     summary = {"results": [], "rc": None, "killed": False, "timed_out": False, "panic": False,
                "interrupted": False, "init_start_s": None, "init_done_s": None, "exit_s": None,
                "qemu_pid": None, "swtpm_pid": None}
-    status, procs, tmp = 2, {}, None
+    status, procs, tmp, tap, nsfd = 2, {}, None, None, None
     log = open(a.log, "wb")  # first: a failed setup must not leave an older boot's log behind
     try:
         k = {} if a.uefi else kernel()
         summary["kernel"] = a.uefi or k.get("VMLINUX") or k["BZIMAGE"]
         tmp = tempfile.mkdtemp(prefix="vm-")  # short: the swtpm socket path must fit AF_UNIX
-        cmd = qemu_command(a, k, tmp)
+        if a.netns:
+            tap = summary["tap"] = tap_add(a)
+            nsfd = os.open("/run/netns/" + a.netns, os.O_RDONLY | os.O_CLOEXEC)
+        cmd = qemu_command(a, k, tmp, tap)
         if a.tpm_state:
             cmd += start_swtpm(a, tmp, summary, procs)
         t0 = time.monotonic()
         # stderr too: QEMU's own errors then sit in the log where the boot should be.
-        qemu = procs["qemu"] = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        qemu = procs["qemu"] = spawn(cmd, netns_fd=nsfd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
         summary["qemu_pid"] = qemu.pid
         status = watch(qemu, a, t0, summary, log)
     except KeyboardInterrupt:
@@ -330,6 +398,13 @@ def main():
         summary["swtpm_end"] = stop(procs.get("swtpm"), wait=TERM_GRACE)
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+        if nsfd is not None:
+            os.close(nsfd)
+        if tap:
+            try:
+                ip("-n", a.netns, "link", "del", tap)
+            except RuntimeError as e:
+                log.write(b"[vm.py] %s\n" % str(e).encode())
         log.close()
 
     summary["status"] = status

@@ -4,6 +4,7 @@
  * peer's certificate checked the way Go's aTLS does (spec §1). */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,7 +14,6 @@
 
 #include "atls.h"
 #include "base/base.h"
-#include <stdio.h>
 #include "conn_internal.h"
 
 static const uint16_t suites[] = {
@@ -35,6 +35,7 @@ static void engine_common(struct atls_conn *c, br_ssl_engine_context *eng)
 {
 	br_ssl_engine_set_versions(eng, BR_TLS12, BR_TLS12);
 	br_ssl_engine_set_suites(eng, suites, sizeof suites / sizeof suites[0]);
+	atls_engine_algorithms(eng, c->is_server);
 	br_ssl_engine_set_protocol_names(eng, alpn, 1);
 	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_buffer(eng, c->iobuf, sizeof c->iobuf, 1);
@@ -55,10 +56,8 @@ int atls_client_new(const struct atls_config *cfg, int fd, struct atls_conn **re
 	r = random_bytes(c->own_nonce, ATLS_NONCE_LEN);
 	if (r < 0)
 		goto fail;
-	/* init_full sets TLS 1.0-1.2 and ~40 suites; engine_common narrows both. */
 	atls_peer_setup(c);
-	/* init_full wants a minimal X.509 engine; ours replaces it right after. */
-	br_ssl_client_init_full(&c->u.client, &c->xmin, NULL, 0);
+	br_ssl_client_zero(&c->u.client);
 	engine_common(c, c->eng);
 	br_ssl_engine_set_x509(c->eng, &c->x509.vtable);
 	atls_ccert_setup(c);
@@ -86,11 +85,8 @@ int atls_server_new(const struct atls_config *cfg, int fd, struct atls_conn **re
 	c->is_server = 1;
 	c->cfg = *cfg;
 	c->eng = &c->u.server.eng;
-	br_ssl_server_init_full_ec(&c->u.server, NULL, 0, BR_KEYTYPE_EC, NULL);
+	br_ssl_server_zero(&c->u.server);
 	engine_common(c, c->eng);
-	/* init_full_ec sets ECDSA for signing only; verifying a client's CertificateVerify needs
-	 * the verifier too. */
-	br_ssl_engine_set_default_ecdsa(c->eng);
 	atls_policy_setup(c);
 	br_ssl_server_set_policy(&c->u.server, &c->policy);
 	if (cfg->n_validators > 0) {
@@ -214,6 +210,9 @@ static int pump(struct atls_conn *c, int read)
 			continue;
 		}
 		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP) && (read || !c->established)) {
+			/* the peer computes its answer now: first our work that needs none of it */
+			if (!c->established)
+				atls_idle_work(c);
 			buf = br_ssl_engine_recvrec_buf(c->eng, &len);
 			n = recv(c->fd, buf, len, 0);
 			if (n < 0 && errno == EINTR)

@@ -56,8 +56,10 @@ struct atls_conn {
 	uint8_t peer_nonce[192]; /* an SNI of up to 255 base64 characters */
 	size_t peer_nonce_len;
 
-	/* Our fresh P-256 key and self-signed certificate (made during the handshake). */
+	/* Our fresh P-256 key and self-signed certificate (made during the handshake). A client
+	 * makes the key as soon as its ClientHello is out (key_ready). */
 	struct p256_key key;
+	int key_ready, key_tried;
 	unsigned char *cert;
 	size_t cert_len;
 	br_x509_certificate chain;
@@ -74,8 +76,7 @@ struct atls_conn {
 
 	const br_ssl_client_certificate_class *ccert;
 	const br_ssl_server_policy_class *policy;
-	struct atls_peer x509;	      /* the peer-certificate check (peer.c) */
-	br_x509_minimal_context xmin; /* only to satisfy br_ssl_client_init_full */
+	struct atls_peer x509; /* the peer-certificate check (peer.c) */
 
 	char error[256];
 };
@@ -94,5 +95,11 @@ void atls_policy_setup(struct atls_conn *c);
 int atls_make_cert(struct atls_conn *c);
 size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char *data, size_t len);
 void atls_conn_wipe_keys(struct atls_conn *c);
+/* Our work that needs nothing from the peer, done while it computes (before reading). */
+void atls_idle_work(struct atls_conn *c);
+/* The engine's algorithms (algs.c): SHA-256/384, AES-GCM and ChaCha20-Poly1305 with the CPU's
+ * implementations chosen once, X25519 (libsodium) and P-256 for ECDHE, P-256 ECDSA checks. */
+void atls_engine_algorithms(br_ssl_engine_context *eng, int is_server);
+extern const br_ec_impl atls_ec_client, atls_ec_server;
 
 #endif

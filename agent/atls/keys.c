@@ -21,10 +21,13 @@ int atls_make_cert(struct atls_conn *c)
 	char err[200];
 	int r;
 
-	r = p256_generate(&c->key);
-	if (r < 0) {
-		errbuf_set(c->error, sizeof c->error, "handshake: key generation failed");
-		return r;
+	if (!c->key_ready) {
+		r = p256_generate(&c->key);
+		if (r < 0) {
+			errbuf_set(c->error, sizeof c->error, "handshake: key generation failed");
+			return r;
+		}
+		c->key_ready = 1;
 	}
 	atls_key_user_data(&c->key, user_data);
 	if (c->cfg.issuer) {
@@ -89,7 +92,20 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
 	return n;
 }
 
+/* A client with an issuer needs a certificate key once the server's CertificateRequest is
+ * in; it makes it right after its ClientHello went out, while the server computes its first
+ * flight (one key per connection, made once: a failure is left for atls_make_cert to
+ * report). */
+void atls_idle_work(struct atls_conn *c)
+{
+	if (c->is_server || !c->cfg.issuer || c->key_ready || c->key_tried)
+		return;
+	c->key_tried = 1;
+	c->key_ready = p256_generate(&c->key) == 0;
+}
+
 void atls_conn_wipe_keys(struct atls_conn *c)
 {
 	secret_wipe(&c->key, sizeof c->key);
+	c->key_ready = 0;
 }

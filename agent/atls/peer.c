@@ -218,9 +218,11 @@ static unsigned px_end_chain(const br_x509_class **ctx)
 	br_x509_decoder_init(&dc, NULL, NULL);
 	br_x509_decoder_push(&dc, p->der, p->len);
 	pk = br_x509_decoder_get_pkey(&dc);
-	if (!pk || pk->key_type != BR_KEYTYPE_EC || pk->key.ec.qlen > sizeof p->q) {
+	if (!pk || pk->key_type != BR_KEYTYPE_EC || pk->key.ec.curve != BR_EC_secp256r1 ||
+	    pk->key.ec.qlen > sizeof p->q) {
+		/* aTLS keys are P-256 (spec §1.4); the handshake signature is checked on P-256 */
 		errbuf_set(c->error, sizeof c->error, "handshake: peer certificate: %s",
-			   pk ? "key is not ECDSA" : "undecodable");
+			   pk ? "key is not ECDSA P-256" : "undecodable");
 		return BR_ERR_X509_INVALID_VALUE;
 	}
 	/* The decoder's key points into its context: copy it out. */

@@ -13,10 +13,28 @@
 #include <sys/types.h>
 
 /* Loads every module named in list (one absolute .ko path per line, dependencies first) with
- * finit_module(). Already loaded (EEXIST) and no such hardware (ENODEV) are fine; any other
- * failure is logged as one line and counted. Returns the number of failures, or a negative
- * errno when the list cannot be read. */
+ * finit_module(). With list's sibling NAME.dep (initrd/mkinitrd.py's /etc/modules.dep: line i
+ * "i: j k ...", the earlier modules module i waits for) and more than one online CPU, as many
+ * modules as CPUs load at a time (at most MODULES_JOBS_MAX, fewer with constel.module-jobs=N
+ * on the kernel command line), each in a child process, a module only after all it waits for;
+ * else one after the other in list order. Already loaded (EEXIST) and no such
+ * hardware (ENODEV) are fine; any other failure is logged as one line and counted. Returns the
+ * number of failures, or a negative errno when the list cannot be read. */
 int modules_load_list(const char *list);
+
+#define MODULES_MAX 256
+#define MODULES_JOBS_MAX 4
+#define MODULES_DEADLINE_MS 60000 /* for the children; a module loaded in-process is not bounded */
+
+/* modules_load_list's engine, for the tests: jobs at a time (1: in-process, list order), dep
+ * NULL for none, children still loading at deadline_ms are killed and counted as failed; load
+ * returns 0 or -errno (modules_finit: open and finit_module). */
+struct modules_opts {
+	int jobs, deadline_ms;
+	int (*load)(const char *path);
+};
+int modules_load_with(const char *list, const char *dep, const struct modules_opts *o);
+int modules_finit(const char *path);
 
 /* The value of key on a kernel command line (kernel quoting rules; the last occurrence wins;
  * nothing after "--"). Returns 1 and the value in out ("" for a bare key), 0 when absent,

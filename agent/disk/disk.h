@@ -52,8 +52,9 @@ int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char
 /* The state disk of a CSP (§6.1), or override when set; symlinks resolved. -ENOENT with one
  * line logged when the CSP is unknown or the device is missing. */
 int disk_find(const char *csp, const char *override, char *out, size_t outlen);
-/* Reads a copy of both LUKS2 headers (at most 2 * LUKS2_HDR_MAX bytes) and classifies it as
- * luks2_classify does. The disk is only read. */
+/* Reads a copy of both LUKS2 headers and classifies it as luks2_classify does: 2 x hdr_size
+ * bytes when both copies are intact, else the whole 2 * LUKS2_HDR_MAX bytes (the same
+ * decision either way). The disk is only read. */
 int disk_classify(const char *path, struct luks2_info *info, char *err, size_t errlen);
 
 /* The PBKDF of our keyslots. Their passphrases are 32 random bytes, so a slow KDF buys

@@ -11,6 +11,7 @@
  * wait. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -442,7 +443,23 @@ static int unlock_state_disk(struct node *n)
 
 /* ---- step 8: the handover ---- */
 
-/* The real root, the hostname (kubelet registers under it), containerd and kubelet. */
+/* 1 when the file at path holds exactly data (len bytes), else 0. */
+static int file_holds(const char *path, const char *data, size_t len)
+{
+	char buf[96];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = len < sizeof buf ? read_full(fd, buf, sizeof buf) : -1;
+	close(fd);
+	return n == (ssize_t)len && !memcmp(buf, data, len);
+}
+
+/* The real root, the hostname (kubelet registers under it), containerd and kubelet. The
+ * hostname file is written (and synced) only when it changed: on a reboot it holds the same
+ * name, and its sync through dm-integrity's journal was ~30 ms of the rejoin under TCG. */
 static int handover(struct node *n)
 {
 	char path[PATH_MAX], line[80];
@@ -452,7 +469,8 @@ static int handover(struct node *n)
 	snprintf(line, sizeof line, "%s\n", n->kube_name);
 	if (n->ops->set_hostname(n->kube_name) < 0 ||
 	    path_in(path, sizeof path, n->state, "/etc/hostname") < 0 ||
-	    write_file_replace(path, line, strlen(line), 0644) < 0)
+	    (!file_holds(path, line, strlen(line)) &&
+	     write_file_replace(path, line, strlen(line), 0644) < 0))
 		return log_err(-EIO, "handover: the hostname %s could not be set", n->kube_name);
 	n->ops->start_services(n);
 	return 0;
@@ -621,6 +639,7 @@ int node_run(const struct node_config *c)
 		goto out;
 	}
 	/* the real root, verified before the state disk is touched or any key asked for */
+	timeline_mark("root");
 	if (n->ops->open_root(n) < 0) {
 		r = node_fatal(n, 0,
 			       "the real root could not be verified; the state disk is "

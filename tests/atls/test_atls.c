@@ -11,6 +11,7 @@
 #include "atls/atls.h"
 #include "atls/conn_internal.h"
 #include "attest/attest.h"
+#include "base/base.h"
 #include "harness.h"
 
 struct pair {
@@ -201,4 +202,78 @@ TEST(atls_certificate_shape_and_validity_window)
 	CHECK(atls_cert_check(cert, n, far_future(), &ci, err, sizeof err) == -EINVAL);
 	CHECK(strstr(err, "not valid now") != NULL);
 	CHECK(atls_cert_check(cert, n - 1, now, &ci, err, sizeof err) == -EINVAL);
+}
+
+/* ECDHE: our client offers X25519 alone (Go's TLS 1.2 servers take the client's first curve)
+ * and our server takes it; both ends compute it with libsodium behind the br_ec_impl. */
+TEST(atls_engines_negotiate_x25519)
+{
+	struct atls_config ccfg = {.issuer = &attest_dummy_issuer};
+	struct atls_config scfg = {.validators = &attest_dummy_validator, .n_validators = 1};
+	struct pair p;
+
+	CHECK(atls_ec_client.supported_curves == 1u << BR_EC_curve25519);
+	CHECK(pair_open(&p, &ccfg, &scfg) == 0);
+	CHECK(ping_pong(&p) == 0);
+	CHECK(br_ssl_engine_get_ecdhe_curve(p.cl->eng) == BR_EC_curve25519);
+	CHECK(br_ssl_engine_get_ecdhe_curve(p.sv->eng) == BR_EC_curve25519);
+	pair_close(&p);
+}
+
+static void random_fill(uint8_t *p, size_t n)
+{
+	CHECK(random_bytes(p, n) == 0);
+}
+
+/* The libsodium X25519 behind atls_ec_client computes what BearSSL's own c25519 does (same
+ * scalar convention, so the engine's key generation stays as it was), matches RFC 7748's
+ * test vector, and refuses a low-order peer point (all-zero shared secret) as Go does. */
+TEST(atls_x25519_matches_bearssl_and_rfc7748)
+{
+	/* RFC 7748 §5.2, first vector */
+	static const uint8_t k[32] = {0xa5, 0x46, 0xe3, 0x6b, 0xf0, 0x52, 0x7c, 0x9d,
+				      0x3b, 0x16, 0x15, 0x4b, 0x82, 0x46, 0x5e, 0xdd,
+				      0x62, 0x14, 0x4c, 0x0a, 0xc1, 0xfc, 0x5a, 0x18,
+				      0x50, 0x6a, 0x22, 0x44, 0xba, 0x44, 0x9a, 0xc4};
+	static const uint8_t u[32] = {0xe6, 0xdb, 0x68, 0x67, 0x58, 0x30, 0x30, 0xdb,
+				      0x35, 0x94, 0xc1, 0xa4, 0x24, 0xb1, 0x5f, 0x7c,
+				      0x72, 0x66, 0x24, 0xec, 0x26, 0xb3, 0x35, 0x3b,
+				      0x10, 0xa9, 0x03, 0xa6, 0xd0, 0xab, 0x1c, 0x4c};
+	static const uint8_t want[32] = {0xc3, 0xda, 0x55, 0x37, 0x9d, 0xe9, 0xc6, 0x90,
+					 0x8e, 0x94, 0xea, 0x4d, 0xf2, 0x8d, 0x08, 0x4f,
+					 0x32, 0xec, 0xcf, 0x03, 0x49, 0x1c, 0x71, 0xf7,
+					 0x54, 0xb4, 0x07, 0x55, 0x77, 0xa2, 0x85, 0x52};
+	const br_ec_impl *ec = &atls_ec_client;
+	uint8_t pt[32], ref[32], sk[32], zero[32] = {0};
+	size_t len;
+
+	memcpy(pt, u, 32);
+	CHECK(ec->mul(pt, 32, k, 32, BR_EC_curve25519) == 1);
+	CHECK_BYTES(pt, want, 32);
+	for (int i = 0; i < 50; i++) {
+		random_fill(sk, sizeof sk);
+		random_fill(pt, sizeof pt);
+		memcpy(ref, pt, 32);
+		CHECK(ec->mul(pt, 32, sk, 32, BR_EC_curve25519) == 1);
+		CHECK(br_ec_c25519_m31.mul(ref, 32, sk, 32, BR_EC_curve25519) == 1);
+		CHECK_BYTES(pt, ref, 32);
+		CHECK(ec->mulgen(pt, sk, 32, BR_EC_curve25519) == 32);
+		CHECK(br_ec_c25519_m31.mulgen(ref, sk, 32, BR_EC_curve25519) == 32);
+		CHECK_BYTES(pt, ref, 32);
+	}
+	/* the engine masks its scalar with the order, as with BearSSL's c25519 */
+	CHECK_BYTES(ec->order(BR_EC_curve25519, &len),
+		    br_ec_c25519_m31.order(BR_EC_curve25519, &len), 32);
+	CHECK(ec->xoff(BR_EC_curve25519, &len) == 0 && len == 32);
+	memset(pt, 0, sizeof pt); /* u = 0: a low-order point */
+	CHECK(ec->mul(pt, 32, sk, 32, BR_EC_curve25519) == 0);
+	CHECK(ec->mul(zero, 31, sk, 32, BR_EC_curve25519) == 0);
+	/* P-256 goes to BearSSL's ec_p256_m31 unchanged */
+	{
+		uint8_t a[65], b[65];
+
+		CHECK(ec->mulgen(a, sk, 32, BR_EC_secp256r1) == 65);
+		CHECK(br_ec_p256_m31.mulgen(b, sk, 32, BR_EC_secp256r1) == 65);
+		CHECK_BYTES(a, b, 65);
+	}
 }

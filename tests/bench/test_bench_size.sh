@@ -13,3 +13,13 @@ if grep -q '^constel-agent (ours) ' <<<"$out" && grep -q '^musl libc ' <<<"$out"
 else
 	fail $t "unexpected breakdown: $(tr '\n' '|' <<<"$out")"
 fi
+
+# Issue 18's size goal: the stripped agent, with every feature, fits in 1 MiB (1,194,696 B before
+# the slimmer dependencies and flags of README "Size").
+t=agent_stripped_fits_in_1_MiB
+size=$(stat -c %s "$BUILD/constel-agent.stripped")
+if [ "$size" -le 1048576 ]; then
+	pass $t
+else
+	fail $t "$BUILD/constel-agent.stripped is $size bytes, $((size - 1048576)) over 1 MiB"
+fi

@@ -135,3 +135,49 @@ TEST(disk_format_formats_an_image_without_any_header)
 	CHECK(disk_classify(img, NULL, cmd, sizeof cmd) == DISK_NOT_INITIALIZED);
 	harness_rmtree(dir);
 }
+
+/* Bytes this process has read so far (/proc/self/io rchar), or -1. */
+static long long rchar(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/self/io", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "rchar: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* The boot reads the header twice (the disk phase, again before activation): an intact header
+ * is decided from its two copies (2 x 16 KiB here), not from 8 MiB; a damaged copy still makes
+ * the whole area be read and decided as before. */
+TEST(disk_classify_reads_only_both_copies_of_an_intact_header)
+{
+	char dir[64], err[256];
+	struct luks2_info info = {0};
+	const char *img;
+	long long before;
+	int r;
+
+	harness_tmpdir(dir, "format");
+	img = harness_path(dir, "d.img");
+	CHECK(make_initialized(img) == 0);
+	before = rchar();
+	r = disk_classify(img, &info, err, sizeof err);
+	CHECK(r == DISK_INITIALIZED && !info.damaged && info.hdr_size == 16384);
+	CHECK(before >= 0 && rchar() - before <= 64 * 1024);
+	/* the secondary zeroed: the primary alone decides, the whole area read, damaged said */
+	CHECK(zero_at(img, 16384) == 0);
+	before = rchar();
+	r = disk_classify(img, &info, err, sizeof err);
+	CHECK(r == DISK_INITIALIZED && info.damaged);
+	CHECK(rchar() - before >= 2LL * LUKS2_HDR_MAX);
+	/* the primary zeroed too: no copy, a new disk */
+	CHECK(zero_at(img, 0) == 0);
+	CHECK(disk_classify(img, &info, err, sizeof err) == DISK_NEW);
+	harness_rmtree(dir);
+}

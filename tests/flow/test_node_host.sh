@@ -177,6 +177,9 @@ fi
 
 # ---- rejoin after a reboot ----
 t=node_host_rejoin_after_a_reboot_keeps_the_disk
+# the hostname file holds the same name: a reboot leaves it (no synced rewrite in the handover)
+hn=$work/w1/run/state/etc/hostname
+hn_ino=$(stat -c %i "$hn" 2>/dev/null)
 boot
 node w1 --name worker-1 --role worker --ip 10.42.2.100 --join "127.0.0.1:$jport"
 wait_pid $node_pid 60
@@ -187,6 +190,8 @@ grep -q 'initialized (uuid '"$uuid1"'): the rejoin path' "$work/w1.log" || why="
 grep -q 'rejoin: state disk open, node marked' "$work/w1.log" || why="$why open"
 [ "$(luks_uuid "$work/w1.img")" = "$uuid1" ] || why="$why reformatted"
 [ -e "$work/w1/run/state/kubelet/pki/kubelet-client-crt.pem" ] || why="$why state-lost"
+[ -n "$hn_ino" ] && [ "$(stat -c %i "$hn" 2>/dev/null)" = "$hn_ino" ] && [ "$(cat "$hn")" = worker-1 ] ||
+	why="$why hostname-file"
 [ "$(tpm2_pcrread -T "$tpm" sha256:15 2>/dev/null | grep -c 0x0000000000000000000000000000000000000000000000000000000000000000)" = 0 ] || why="$why pcr15"
 [ -z "$why" ] && pass $t || fail $t "wrong:$why; $(tail -3 "$work/w1.log")"
 

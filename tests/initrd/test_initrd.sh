@@ -1,5 +1,6 @@
 # The agent's initrd (initrd/build.sh on initrd/mkinitrd.py): byte-identical builds, what the
-# archive holds and in which order the modules load, the newc fields read back by a parser of
+# archive holds and in which order the modules load, what each module waits for (modules.dep),
+# compressed modules of a module root unpacked, the newc fields read back by a parser of
 # our own and by Debian's cpio, the refusals, both compressions, and that the VM harness's
 # qemu-tests/mkinitrd.sh is the same writer.
 . tests/lib.sh
@@ -52,7 +53,7 @@ owners=$(gzip -dc "$work/a.img" | cpio -tv --numeric-uid-gid --quiet 2>/dev/null
 list=$(chk "$work/a.img" --cat etc/modules.list)
 t=initrd_holds_init_mke2fs_modules_list_and_every_module
 missing=
-for p in init sbin/mke2fs etc/modules.list dev proc sys run tmp $(sed 's|^/||' <<<"$list"); do
+for p in init sbin/mke2fs etc/modules.list etc/modules.dep dev proc sys run tmp $(sed 's|^/||' <<<"$list"); do
 	grep -qxF "$p" <<<"$names" || missing="$missing $p"
 done
 n=$(grep -c . <<<"$list")
@@ -77,6 +78,78 @@ done
 t2=initrd_modules_list_has_each_module_once
 [ -z "$bad" ] && pass $t || fail $t "out of order or missing:$bad"
 [ "$(sort <<<"$list" | uniq -d)" = "" ] && pass $t2 || fail $t2 "$(sort <<<"$list" | uniq -d | head -2)"
+
+# modules.dep: line i "i: j ...", each j < i, one line a module; what each module waits for
+# covers its modules.dep dependencies and soft dependencies, and nothing ties independent ones.
+dep=$(chk "$work/a.img" --cat etc/modules.dep)
+t=initrd_modules_dep_has_one_well_formed_line_a_module
+bad=$(DEP=$dep python3 - "$n" 2>&1 <<'PY'
+import os, re, sys
+n, lines = int(sys.argv[1]), os.environ["DEP"].splitlines()
+if len(lines) != n:
+    print("%d lines for %d modules" % (len(lines), n))
+for i, l in enumerate(lines, 1):
+    m = re.fullmatch(r"(\d+):((?: \d+)*)", l)
+    if not m or int(m.group(1)) != i or any(not 1 <= int(j) < i for j in m.group(2).split()):
+        print("line %d: %r" % (i, l))
+PY
+)
+[ -z "$bad" ] && pass $t || fail $t "$(head -3 <<<"$bad")"
+# waits A B: module A (a name in the list) waits for module B
+waits() {
+	local a b
+	a=$(grep -n "/$1.ko$" <<<"$list" | cut -d: -f1)
+	b=$(grep -n "/$2.ko$" <<<"$list" | cut -d: -f1)
+	[ -n "$a" ] && [ -n "$b" ] && sed -n "${a}p" <<<"$dep" | grep -qE "^$a:.* $b( |\$)"
+}
+t=initrd_modules_dep_keeps_every_dependency
+bad=
+for pair in virtio_blk:virtio virtio_blk:virtio_ring virtio_pci:virtio_pci_modern_dev virtio_net:net_failover \
+	net_failover:failover dm-crypt:dm-mod dm-integrity:dm-bufio dm-integrity:async_xor dm-verity:dm-bufio \
+	dm-verity:reed_solomon ext4:jbd2 ext4:mbcache ext4:crc16 ext4:crc32c_generic jbd2:crc32c_generic \
+	xts:ecb aesni-intel:crypto_simd crypto_simd:cryptd algif_aead:af_alg; do
+	waits "${pair%%:*}" "${pair#*:}" || bad="$bad $pair"
+done
+[ -z "$bad" ] && pass $t || fail $t "missing:$bad"
+t=initrd_modules_dep_leaves_independent_modules_free
+bad=
+for pair in virtio_blk:virtio_pci virtio_net:virtio_blk ext4:virtio_pci dm-crypt:virtio_blk overlay:ext4 \
+	af_alg:dm-crypt aesni-intel:dm-crypt; do
+	waits "${pair%%:*}" "${pair#*:}" && bad="$bad $pair"
+done
+ov=$(grep -n "/overlay.ko$" <<<"$list" | cut -d: -f1)
+[ -z "$bad" ] && grep -qx "$ov:" <<<"$dep" && pass $t || fail $t "tied:$bad (overlay: $(sed -n "${ov}p" <<<"$dep"))"
+
+# A kernel package with compressed modules (--module-root, as image/mkosi.finalize uses it):
+# the initrd holds the plain .ko, byte for byte the module before it was compressed.
+t=initrd_unpacks_compressed_modules_of_a_module_root
+root=$work/root
+mkdir -p "$root/lib/modules/$kver/kernel/drivers/virtio"
+m=/lib/modules/$kver/kernel
+xz -c --check=crc32 "$m/drivers/virtio/virtio_ring.ko" >"$root$m/drivers/virtio/virtio_ring.ko.xz"
+zstd -q -c "$m/drivers/virtio/virtio.ko" >"$root$m/drivers/virtio/virtio.ko.zst"
+if depmod -b "$root" "$kver" 2>/dev/null &&
+	python3 initrd/mkinitrd.py "$work/c.img" --init "$work/b/constel-agent.stripped" --kver "$kver" \
+		--module-root "$root" --modules "virtio" 2>"$work/c.err"; then
+	clist=$(chk "$work/c.img" --cat etc/modules.list)
+	ok=1
+	for p in drivers/virtio/virtio_ring drivers/virtio/virtio; do
+		cmp -s <(chk "$work/c.img" --cat "${m#/}/$p.ko") "$m/$p.ko" || ok=
+	done
+	[ -n "$ok" ] && [ "$clist" = "$(printf '%s\n' "$m/drivers/virtio/virtio_ring.ko" "$m/drivers/virtio/virtio.ko")" ] &&
+		[ "$(chk "$work/c.img" --cat etc/modules.dep)" = "$(printf '1:\n2: 1')" ] &&
+		pass $t || fail $t "list '$(tr '\n' ' ' <<<"$clist")', a .ko differs or modules.dep wrong"
+else
+	fail $t "depmod -b or mkinitrd.py failed: $(cat "$work/c.err")"
+fi
+
+# --module-root (image/mkosi.finalize's way) on a tree that holds this machine's modules gives
+# the bytes of the default build.
+t=initrd_build_with_module_root_gives_the_same_bytes
+mkdir -p "$work/fr/lib/modules"
+ln -s "/lib/modules/$kver" "$work/fr/lib/modules/$kver"
+build "$work/r.img" --module-root "$work/fr" >/dev/null 2>"$work/r.err" && cmp -s "$work/r.img" "$work/a.img" &&
+	pass $t || fail $t "$(cat "$work/r.err") (differs from the default build)"
 
 t=initrd_size_table_names_each_part_and_the_real_total
 total=$(awk '/^total \(gzip\)/ {print $3}' "$work/a.sizes")

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include "atls/atls.h"
+#include "atls/conn_internal.h"
 #include "attest/attest.h"
 #include "harness.h"
 #include "interop/peer.h"
@@ -74,6 +75,9 @@ static int server_pong(struct atls_conn *c, int fd)
 	return -ETIMEDOUT;
 }
 
+/* The ECDHE curve our client's last handshake used. */
+static int last_client_curve;
+
 /* Our client against a Go server started with args; *go_status gets the server's exit. */
 static int c_client_vs_go(char *const args[], const struct atls_config *cfg, char *err,
 			  size_t errlen, struct peer *pr, int *go_status)
@@ -89,6 +93,7 @@ static int c_client_vs_go(char *const args[], const struct atls_config *cfg, cha
 		return -101;
 	r = client_ping(c, fd);
 	snprintf(err, errlen, "%s", atls_error(c));
+	last_client_curve = br_ssl_engine_get_ecdhe_curve(c->eng);
 	atls_free(c);
 	close(fd);
 	if (peer_line(pr) < 0)
@@ -154,6 +159,8 @@ TEST(interop_c_join_client_attests_to_go_server)
 	CHECK(r == 0 && st == 0);
 	CHECK(!strncmp(pr.line, "OK version=303 suite=TLS_ECDHE_ECDSA_WITH_", 42));
 	CHECK(strstr(pr.line, "alpn=h2") != NULL);
+	/* X25519, not P-256: Go's TLS 1.2 server takes the client's first curve */
+	CHECK(last_client_curve == BR_EC_curve25519);
 }
 
 /* CLI -> init server: a Go client validates our server's attestation of its SNI nonce. */

@@ -699,11 +699,23 @@ static void ask_containerd(void)
 		say("@@DATA containerd_version absent (no %s after 10 s)", CONTAINERD_SOCK);
 		return;
 	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
-	    connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		say("@@DATA containerd_version unreachable (%s)", strerror(errno));
-		goto out;
+	/* containerd creates its socket file a little before it listens on it: a refused
+	 * connect is retried within the same 10 s, as kubelet's CRI dial retries. */
+	for (int rc = -1; rc < 0; i++) {
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+			say("@@DATA containerd_version unreachable (%s)", strerror(errno));
+			goto out;
+		}
+		if ((rc = connect(fd, (struct sockaddr *)&a, sizeof a)) == 0)
+			break;
+		if (errno != ECONNREFUSED || i >= 100) {
+			say("@@DATA containerd_version unreachable (%s)", strerror(errno));
+			goto out;
+		}
+		close(fd);
+		fd = -1;
+		usleep(100000);
 	}
 	hb[n++] = 0x83; /* :method POST */
 	hb[n++] = 0x86; /* :scheme http */

@@ -1,0 +1,238 @@
+/* The module loader's order and parallelism (agent/boot/modules.c) with a test double for
+ * finit_module: fake_load "loads" a module by sleeping and writes when it started and ended to
+ * a log (O_APPEND, one write a line, so children do not mix lines); its file name says how it
+ * behaves: "slow" 200 ms, "hang" 5 s, "noexec" fails with ENOEXEC, "nodev" with ENODEV,
+ * "exist" with EEXIST, anything else 60 ms. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/boot.h"
+#include "harness.h"
+
+static char logpath[256];
+
+static long long now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+static void note(const char *what, const char *name)
+{
+	char line[128];
+	int fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int n = snprintf(line, sizeof line, "%s %s %lld\n", what, name, now_us());
+
+	if (fd >= 0) {
+		(void)!write(fd, line, (size_t)n);
+		close(fd);
+	}
+}
+
+static int fake_load(const char *path)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	long ms = strstr(name, "slow") ? 200 : strstr(name, "hang") ? 5000 : 60;
+	struct timespec d = {ms / 1000, (ms % 1000) * 1000000};
+
+	note("S", name);
+	nanosleep(&d, NULL);
+	note("E", name);
+	if (strstr(name, "noexec"))
+		return -ENOEXEC;
+	if (strstr(name, "nodev"))
+		return -ENODEV;
+	if (strstr(name, "exist"))
+		return -EEXIST;
+	return 0;
+}
+
+struct ev {
+	char what, name[32];
+	long long t;
+};
+
+/* The log, in time order (it is written in that order). */
+static int read_log(struct ev *ev, int max)
+{
+	FILE *f = fopen(logpath, "r");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, " %c %31s %lld", &ev[n].what, ev[n].name, &ev[n].t) == 3)
+		n++;
+	fclose(f);
+	return n;
+}
+
+static long long when(const struct ev *ev, int n, char what, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (ev[i].what == what && !strcmp(ev[i].name, name))
+			return ev[i].t;
+	return -1;
+}
+
+/* The most modules loading at one time. */
+static int most_at_once(const struct ev *ev, int n)
+{
+	int cur = 0, most = 0;
+
+	for (int i = 0; i < n; i++) {
+		cur += ev[i].what == 'S' ? 1 : -1;
+		most = cur > most ? cur : most;
+	}
+	return most;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A fixture: modules.list with the given names (under /m/), modules.dep when dep is not NULL. */
+static void fixture(char dir[64], const char *names, const char *dep)
+{
+	char list[1024] = "";
+
+	harness_tmpdir(dir, "modules");
+	snprintf(logpath, sizeof logpath, "%s", harness_path(dir, "log"));
+	for (const char *p = names; *p;) {
+		size_t k = strcspn(p, " ");
+
+		snprintf(list + strlen(list), sizeof list - strlen(list), "/m/%.*s.ko\n", (int)k,
+			 p);
+		p += k + (p[k] == ' ');
+	}
+	write_file(harness_path(dir, "modules.list"), list);
+	if (dep)
+		write_file(harness_path(dir, "modules.dep"), dep);
+}
+
+static int run(const char *dir, int jobs, int deadline_ms, int with_dep)
+{
+	struct modules_opts o = {.jobs = jobs, .deadline_ms = deadline_ms, .load = fake_load};
+	char list[256], dep[256];
+
+	snprintf(list, sizeof list, "%s", harness_path(dir, "modules.list"));
+	snprintf(dep, sizeof dep, "%s", harness_path(dir, "modules.dep"));
+	return modules_load_with(list, with_dep ? dep : NULL, &o);
+}
+
+TEST(modules_load_side_by_side_each_after_what_it_waits_for)
+{
+	char dir[64];
+	struct ev ev[64];
+	int n;
+
+	/* a; b waits for a; c alone (slow); d waits for b and c; e waits for a */
+	fixture(dir, "a b slowc d e", "1:\n2: 1\n3:\n4: 2 3\n5: 1\n");
+	CHECK(run(dir, 2, 10000, 1) == 0);
+	n = read_log(ev, 64);
+	harness_rmtree(dir);
+	CHECK(n == 10);
+	CHECK(when(ev, n, 'S', "b.ko") >= when(ev, n, 'E', "a.ko"));
+	CHECK(when(ev, n, 'S', "e.ko") >= when(ev, n, 'E', "a.ko"));
+	CHECK(when(ev, n, 'S', "d.ko") >= when(ev, n, 'E', "b.ko"));
+	CHECK(when(ev, n, 'S', "d.ko") >= when(ev, n, 'E', "slowc.ko"));
+	/* a and slowc start together, b and e run while slowc still loads */
+	CHECK(when(ev, n, 'S', "slowc.ko") < when(ev, n, 'E', "a.ko"));
+	CHECK(when(ev, n, 'S', "b.ko") < when(ev, n, 'E', "slowc.ko"));
+	CHECK(most_at_once(ev, n) == 2);
+}
+
+TEST(modules_never_load_more_at_once_than_jobs)
+{
+	char dir[64];
+	struct ev ev[64];
+	int n;
+
+	fixture(dir, "a b c d e f", "1:\n2:\n3:\n4:\n5:\n6:\n");
+	CHECK(run(dir, 3, 10000, 1) == 0);
+	n = read_log(ev, 64);
+	harness_rmtree(dir);
+	CHECK(n == 12);
+	CHECK(most_at_once(ev, n) == 3);
+}
+
+TEST(modules_without_a_dep_file_or_one_cpu_load_in_list_order_one_at_a_time)
+{
+	char dir[64];
+	struct ev ev[64];
+	int n;
+
+	fixture(dir, "a b c", "1:\n2:\n3:\n");
+	CHECK(run(dir, 4, 10000, 0) == 0); /* no modules.dep */
+	CHECK(run(dir, 1, 10000, 1) == 0); /* one job */
+	n = read_log(ev, 64);
+	harness_rmtree(dir);
+	CHECK(n == 12);
+	CHECK(most_at_once(ev, n) == 1);
+	for (int i = 0; i < 12; i++)
+		CHECK(ev[i].name[0] == "abc"[i / 2 % 3] && ev[i].what == "SE"[i % 2]);
+}
+
+TEST(modules_a_dep_file_that_does_not_match_means_list_order)
+{
+	static const char *bad[] = {"1:\n2: 3\n3:\n",	  "1:\n2: 0\n3:\n", "1:\n2: 1\n",
+				    "1:\n2: 1\n3:\n4:\n", "1:\n3: 1\n3:\n", "1:\n2: x\n3:\n"};
+
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		char dir[64];
+		struct ev ev[64];
+		int n;
+
+		fixture(dir, "a b c", bad[k]);
+		CHECK(run(dir, 4, 10000, 1) == 0);
+		n = read_log(ev, 64);
+		harness_rmtree(dir);
+		CHECK(n == 6 && most_at_once(ev, n) == 1);
+	}
+}
+
+TEST(modules_count_failures_but_not_eexist_or_enodev)
+{
+	char dir[64];
+
+	fixture(dir, "a noexec nodev exist b", "1:\n2:\n3:\n4:\n5: 1 2\n");
+	CHECK(run(dir, 2, 10000, 1) == 1);
+	CHECK(run(dir, 1, 10000, 1) == 1);
+	harness_rmtree(dir);
+}
+
+TEST(modules_still_loading_at_the_deadline_are_not_waited_for)
+{
+	char dir[64];
+	long long t0 = now_us();
+	struct ev ev[64];
+	int r, n;
+
+	/* hang never ends in time; b waits for it and is never started */
+	fixture(dir, "a hang b", "1:\n2:\n3: 2\n");
+	r = run(dir, 2, 500, 1);
+	n = read_log(ev, 64);
+	harness_rmtree(dir);
+	CHECK(r == 2);
+	CHECK(now_us() - t0 < 2000000);
+	CHECK(when(ev, n, 'E', "a.ko") > 0 && when(ev, n, 'S', "b.ko") < 0);
+}
+
+TEST(modules_an_unreadable_list_is_an_error)
+{
+	struct modules_opts o = {.jobs = 2, .deadline_ms = 1000, .load = fake_load};
+
+	CHECK(modules_load_with("/nonexistent/modules.list", NULL, &o) == -ENOENT);
+}
