@@ -259,17 +259,20 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 
 bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/initrd.img uki
-	@tests/bench/size.sh $(BUILD)
+	@rm -f $(BUILD)/bench/figures-*.txt
+	@echo "bench: $$(date -u '+%F %H:%M UTC'), $$(nproc) cores, load average $$(cut -d' ' -f1-3 /proc/loadavg), commit $$(git rev-parse --short HEAD 2>/dev/null)"; echo
+	-@tests/bench/size.sh $(BUILD)
 	@echo
-	@tests/bench/join-latency.sh $(BUILD)
+	-@tests/bench/join-latency.sh $(BUILD)
 	@echo
-	@tests/bench/joinservice.sh $(BUILD)
+	-@tests/bench/joinservice.sh $(BUILD)
 	@echo
-	@tests/bench/disk-vm.sh $(BUILD)
-	@echo; tests/bench/initrd.sh $(BUILD)
-	@echo; tests/bench/boot-vm.sh $(BUILD)
-	@echo; tests/bench/measured-boot.sh $(BUILD)
-	@echo; tests/bench/hostile.sh $(BUILD)
+	-@tests/bench/disk-vm.sh $(BUILD)
+	-@echo; tests/bench/initrd.sh $(BUILD)
+	-@echo; tests/bench/boot-vm.sh $(BUILD)
+	-@echo; tests/bench/measured-boot.sh $(BUILD)
+	-@echo; tests/bench/hostile.sh $(BUILD)
+	@echo; tests/bench/summary.sh $(BUILD)
 
 FUZZ_TIME ?= 60
 # Each target for FUZZ_TIME seconds, then one line of libFuzzer's final stats: executions,

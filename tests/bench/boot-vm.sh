@@ -247,6 +247,24 @@ for boot, what in (("cp0-init", "init boot of control-plane-0 (incl. apply)"),
                        if p["ms"] >= 100)
     print("  %-*s %7.2f s    (kernel %.2f s; phases >= 100 ms: %s)" % (
         W, what, r["kubelet"], r["first"], phases))
+
+# key figures for tests/bench/summary.sh: median, min, max per network
+os.makedirs(os.path.join(os.path.dirname(logs), "bench"), exist_ok=True)
+with open(os.path.join(os.path.dirname(logs), "bench", "figures-boot-vm.txt"), "w") as f:
+    def put(key, xs, scale=1):
+        f.write("%s=%.3f\n%s_min=%.3f\n%s_max=%.3f\n" % (key, statistics.median(xs) * scale, key,
+                min(xs) * scale, key, max(xs) * scale))
+    f.write("boot_n=%d\n" % n)
+    for x in NETS:
+        put("boot_%s_kernel_s" % x, [r["first"] for r in rej[x]])
+        put("boot_%s_agent_s" % x, [r["kubelet"] - r["first"] for r in rej[x]])
+        put("boot_%s_agent_kernel_ratio" % x, [(r["kubelet"] - r["first"]) / r["first"] for r in rej[x]])
+        for name in names:
+            put("boot_%s_phase_%s_ms" % (x, name), [ph(r, name) for r in rej[x]])
+    for net in ("user", "netns"):
+        for key in ("probe_dhcp_ms", "probe_http_total_ms", "probe_tcp_connect_ms"):
+            if probe(net, key):
+                put("boot_%s_%s" % (net, key), probe(net, key))
 EOF
 [ $? -eq 0 ] || bad "parsing the logs" "$logs"
 echo "  bench time $(($(date +%s) - t_start)) s"

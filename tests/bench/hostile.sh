@@ -23,58 +23,87 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 . tests/bench/hostile-lib.sh
 hostile_setup || { echo "bench: hostile: swtpm or constel-init prepare failed" >&2; exit 1; }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b < 0.01) print "-"; else printf "%.1fx", a / b }'; }
-outcome() { [ "$1" = 0 ] && echo "$2" || echo "failed"; }
-row() { printf '  %-48s %11s %11s %8s\n' "$@"; }
+N=${HOSTILE_BENCH_N:-3} # interleaved repetitions of every serve-init run
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf "%.1fx", a / b }'; }
+row() { printf '  %-48s %19s %19s %7s\n' "$@"; }
 
-# run NAME CLIENT ATTACK: one hostile_run, its figures kept as NAME_*
+# run NAME CLIENT ATTACK I: one hostile_run (its files in $work/NAME_I); appends
+# "rc time hold cpu rss vmpeak" to $work/NAME.runs; keeps the first failure's reason as
+# NAME_why and the first run's load counts as NAME_load
 run() {
-	hostile_run "$1" "$2" "$3" "$TIMEOUT"
-	local n=$1
-	eval "${n}_rc=$r_rc ${n}_time=$r_time ${n}_hold=$r_hold ${n}_cpu=$r_cpu ${n}_rss=$r_rss ${n}_vm=$r_vmpeak"
-	eval "${n}_why=\$r_why ${n}_load=\$r_load"
+	hostile_run "$1_$4" "$2" "$3" "$TIMEOUT"
+	echo "$r_rc $r_time $r_hold $r_cpu $r_rss $r_vmpeak" >>"$work/$1.runs"
+	[ "$4" = 1 ] && eval "$1_load=\$r_load"
+	[ -n "$r_why" ] && [ -z "$(eval echo "\${$1_why:-}")" ] && eval "$1_why=\"run $4: \$r_why\""
+	return 0
 }
-run cli_idle cli 0
-run cli_attack cli 1
-HOSTILE_CONNS=40 HOSTILE_KINDS=flood run cli_flood cli 1
-if [ -n "$peer" ]; then
-	run go_idle go 0
-	run go_attack go 1
-fi
+# med NAME FIELD: the median of FIELD (2 time, 3 hold, 4 cpu, 5 rss, 6 vmpeak) over NAME's runs
+# (time: over its successful runs; "failed" when none succeeded)
+med() {
+	[ -f "$work/$1.runs" ] || { echo -; return; }
+	awk -v f="$2" '$1 == 0 || f != 2 { print $f }' "$work/$1.runs" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "failed" }'
+}
+# cell NAME FIELD: "median (min-max)", with "k/N failed" for the time of failed runs
+cell() {
+	[ -f "$work/$1.runs" ] || { echo -; return; }
+	local f
+	f=$(awk '$1 != 0' "$work/$1.runs" | wc -l)
+	awk -v f="$2" '$1 == 0 || f != 2 { print $f }' "$work/$1.runs" | sort -g |
+		awk -v failed="$f" -v n="$N" -v time="$([ "$2" = 2 ] && echo 1)" '{ v[NR] = $1 }
+		END { if (!NR) { print "failed " failed "/" n; exit }
+			s = sprintf(time || v[1] < 100 ? "%.2f (%.2f-%.2f)" : "%d (%d-%d)", v[int((NR + 1) / 2)], v[1], v[NR])
+			if (failed) s = s " " failed "/" n " failed"
+			print s }'
+}
+# cmp IDLE ATTACK FIELD LABEL: one row, the ratio of the medians
+cmp() {
+	local a b
+	a=$(med "$1" "$3")
+	b=$(med "$2" "$3")
+	row "$4" "$(cell "$1" "$3")" "$(cell "$2" "$3")" \
+		"$(case "$a$b" in *failed* | *-*) echo - ;; *) ratio "$b" "$a" ;; esac)"
+}
+for i in $(seq "$N"); do
+	run cli_idle cli 0 "$i"
+	run cli_attack cli 1 "$i"
+	HOSTILE_CONNS=40 HOSTILE_KINDS=flood run cli_flood cli 1 "$i"
+	if [ -n "$peer" ]; then
+		run go_idle go 0 "$i"
+		run go_attack go 1 "$i"
+	fi
+done
+ok() { [ -f "$work/$1.runs" ] && awk '$1 != 0 { exit 1 }' "$work/$1.runs" && echo 0 || echo 1; }
+cli_attack_rc=$(ok cli_attack)
+cli_flood_rc=$(ok cli_flood)
 
 echo "bench: hostile peers: serve-init on swtpm (qemu-vtpm), idle against $HOSTILE_CONNS hostile connections"
 echo "       from $HOSTILE_SOURCES loopback addresses, each renewed when closed: idle, slowloris (1 byte/s),"
 echo "       garbage TLS records, half handshakes (ClientHello, then silence), HTTP/2 floods after a"
 echo "       completed TLS handshake (100 streams claiming 4 MiB each, SETTINGS, PING); the init"
-echo "       starts after ${HOSTILE_HOLD} s of it"
-row "" idle attack ratio
-row "constel-init apply, time to success (s)" "$(outcome "$cli_idle_rc" "$cli_idle_time")" \
-	"$(outcome "$cli_attack_rc" "$cli_attack_time")" \
-	"$([ "$cli_attack_rc" = 0 ] && [ "$cli_idle_rc" = 0 ] && ratio "$cli_attack_time" "$cli_idle_time" || echo -)"
-row "serve-init CPU in the ${HOSTILE_HOLD} s before the init (s)" "$cli_idle_hold" "$cli_attack_hold" \
-	"$(ratio "$cli_attack_hold" "$cli_idle_hold")"
-row "serve-init CPU over its life (s)" "$cli_idle_cpu" "$cli_attack_cpu" "$(ratio "$cli_attack_cpu" "$cli_idle_cpu")"
-row "serve-init peak RSS (VmHWM, KiB)" "$cli_idle_rss" "$cli_attack_rss" "$(ratio "$cli_attack_rss" "$cli_idle_rss")"
-row "serve-init VmPeak after the ${HOSTILE_HOLD} s (KiB)" "$cli_idle_vm" "$cli_attack_vm" "$(ratio "$cli_attack_vm" "$cli_idle_vm")"
-row "40 HTTP/2 floods alone: constel-init apply (s)" "$(outcome "$cli_idle_rc" "$cli_idle_time")" \
-	"$(outcome "$cli_flood_rc" "$cli_flood_time")" \
-	"$([ "$cli_flood_rc" = 0 ] && [ "$cli_idle_rc" = 0 ] && ratio "$cli_flood_time" "$cli_idle_time" || echo -)"
-row "  serve-init CPU in the ${HOSTILE_HOLD} s before the init (s)" "$cli_idle_hold" "$cli_flood_hold" \
-	"$(ratio "$cli_flood_hold" "$cli_idle_hold")"
-row "  serve-init peak RSS (VmHWM, KiB)" "$cli_idle_rss" "$cli_flood_rss" "$(ratio "$cli_flood_rss" "$cli_idle_rss")"
-row "  serve-init VmPeak after the ${HOSTILE_HOLD} s (KiB)" "$cli_idle_vm" "$cli_flood_vm" "$(ratio "$cli_flood_vm" "$cli_idle_vm")"
+echo "       starts after ${HOSTILE_HOLD} s of it; $N interleaved runs of each, median (min-max);"
+echo "       the baseline is the idle run, the ratio attack / idle of the medians"
+row "" "idle (baseline)" attack ratio
+cmp cli_idle cli_attack 2 "constel-init apply, time to success (s)"
+cmp cli_idle cli_attack 3 "serve-init CPU in the ${HOSTILE_HOLD} s before the init (s)"
+cmp cli_idle cli_attack 4 "serve-init CPU over its life (s)"
+cmp cli_idle cli_attack 5 "serve-init peak RSS (VmHWM, KiB)"
+cmp cli_idle cli_attack 6 "serve-init VmPeak after the ${HOSTILE_HOLD} s (KiB)"
+cmp cli_idle cli_flood 2 "40 HTTP/2 floods alone: constel-init apply (s)"
+cmp cli_idle cli_flood 3 "  serve-init CPU in the ${HOSTILE_HOLD} s before the init (s)"
+cmp cli_idle cli_flood 5 "  serve-init peak RSS (VmHWM, KiB)"
+cmp cli_idle cli_flood 6 "  serve-init VmPeak after the ${HOSTILE_HOLD} s (KiB)"
 if [ -n "$peer" ]; then
-	row "Go init-client (atlspeer), time to success (s)" "$(outcome "$go_idle_rc" "$go_idle_time")" \
-		"$(outcome "$go_attack_rc" "$go_attack_time")" \
-		"$([ "$go_attack_rc" = 0 ] && [ "$go_idle_rc" = 0 ] && ratio "$go_attack_time" "$go_idle_time" || echo -)"
-	row "serve-init CPU over its life, Go run (s)" "$go_idle_cpu" "$go_attack_cpu" "$(ratio "$go_attack_cpu" "$go_idle_cpu")"
-	row "serve-init peak RSS, Go run (KiB)" "$go_idle_rss" "$go_attack_rss" "$(ratio "$go_attack_rss" "$go_idle_rss")"
+	cmp go_idle go_attack 2 "Go init-client (atlspeer), time to success (s)"
+	cmp go_idle go_attack 4 "serve-init CPU over its life, Go run (s)"
+	cmp go_idle go_attack 5 "serve-init peak RSS, Go run (KiB)"
 else
 	echo "  (Go interop peer not built: tests/interop/build-atlspeer.sh failed)"
 fi
-[ -n "$cli_attack_why" ] && echo "  CLI under attack: $cli_attack_why"
-[ -n "$cli_flood_why" ] && echo "  CLI under the floods: $cli_flood_why"
-[ -n "$peer" ] && [ -n "$go_attack_why" ] && echo "  Go under attack: $go_attack_why"
+[ -n "${cli_idle_why:-}" ] && echo "  CLI idle: $cli_idle_why"
+[ -n "${cli_attack_why:-}" ] && echo "  CLI under attack: $cli_attack_why"
+[ -n "${cli_flood_why:-}" ] && echo "  CLI under the floods: $cli_flood_why"
+[ -n "$peer" ] && [ -n "${go_attack_why:-}" ] && echo "  Go under attack: $go_attack_why"
 # the load's own counts, summed over the kinds, and what the server logged about it
 awk '{
 	for (i = 1; i <= NF; i++) {
@@ -82,16 +111,30 @@ awk '{
 		sub(/^[a-z]*:/, "", $i); n = split($i, f, ",")
 		for (j = 1; j <= n; j++) { split(f[j], kv, "="); s[kv[1]] += kv[2] }
 	}
-	printf "  load (CLI run): %d connects, %d closed by the server, %d failed, %d TLS handshakes done, %d h2 frames, generator CPU %s s\n",
+	printf "  load (CLI run 1): %d connects, %d closed by the server, %d failed, %d TLS handshakes done, %d h2 frames, generator CPU %s s\n",
 		s["connected"], s["closed"], s["failed"], s["handshakes"], s["frames"], cpu
 }' <<<"$cli_attack_load"
-awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^flood:/) { sub(/^flood:/, "", $i); gsub(/,/, " ", $i); print "  floods alone: " $i } }' <<<"$cli_flood_load"
-echo "  serve-init log under attack: $(grep -c 'refusing another' "$work/cli_attack/server.log") refusals (slots full), $(grep -c 'handshake failed' "$work/cli_attack/server.log") failed handshakes, $(wc -l <"$work/cli_attack/server.log") lines"
+awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^flood:/) { sub(/^flood:/, "", $i); gsub(/,/, " ", $i); print "  floods alone (run 1): " $i } }' <<<"$cli_flood_load"
+echo "  serve-init log under attack (run 1): $(grep -c 'refusing another' "$work/cli_attack_1/server.log") refusals (slots full), $(grep -c 'handshake failed' "$work/cli_attack_1/server.log") failed handshakes, $(wc -l <"$work/cli_attack_1/server.log") lines"
 
 echo
-echo "bench: join client (constel-agent join --timeout 5, dummy attestation), $ROUNDS rounds each"
-printf '  %-40s %22s %22s\n' "" "CPU s (min/med/max)" "round s (min/med/max)"
-mmm() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f/%.3f/%.3f", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
+echo "bench: join client (constel-agent join --timeout 5, dummy attestation), $ROUNDS rounds each;"
+echo "       the ratio: its median CPU against the healthy Go join service's (the baseline, this run)"
+printf '  %-40s %22s %22s %7s\n' "" "CPU s (min/med/max)" "round s (min/med/max)" "CPU x"
+mmm() { sort -g | awk '{ v[NR] = $1 } END { printf "%.3f/%.3f/%.3f", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }'; }
+base_cpu=
+fig=$BUILD/bench/figures-hostile.txt
+mkdir -p "$BUILD/bench"
+{
+	echo "hostile_n=$N"
+	for k in cli_idle cli_attack cli_flood go_idle go_attack; do
+		[ -f "$work/$k.runs" ] || continue
+		echo "hostile_${k}_time_s=$(med $k 2)"
+		echo "hostile_${k}_cpu_s=$(med $k 4)"
+		echo "hostile_${k}_rss_kb=$(med $k 5)"
+	done
+} >"$fig"
 for kind in go silent slow garbage; do
 	[ $kind = go ] && [ -z "$peer" ] && continue
 	: >"$work/cpu.$kind"
@@ -109,7 +152,11 @@ for kind in go silent slow garbage; do
 	slow) label="slow endpoint (a TLS record, 1 byte/s)" ;;
 	garbage) label="garbage endpoint (random TLS records)" ;;
 	esac
-	printf '  %-40s %22s %22s\n' "$label" "$(mmm <"$work/cpu.$kind")" "$(mmm <"$work/time.$kind")"
+	m=$(median "$work/cpu.$kind")
+	[ $kind = go ] && base_cpu=$m
+	printf '  %-40s %22s %22s %7s\n' "$label" "$(mmm <"$work/cpu.$kind")" "$(mmm <"$work/time.$kind")" \
+		"$([ -n "$base_cpu" ] && ratio "$m" "$base_cpu" || echo -)"
+	echo "hostile_join_${kind}_cpu_s=$m" >>"$fig"
 	[ $bad = 0 ] || echo "  ($bad of the baseline rounds failed)"
 done
 echo "  (goal: under 0.1 s CPU per 5 s against a silent endpoint)"

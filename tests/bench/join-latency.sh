@@ -88,3 +88,6 @@ awk -v c_us="$c_us" -v go_us="$go_us" '
 			printf "  floor: P-256 in BearSSL 0.6 (ec_p256_m31, no m62/m64) costs %.0f us of the C client'"'"'s %d us (%.0f%%); Go'"'"'s assembly does its P-256 work in %.0f us: with Go'"'"'s P-256 the C client would need about %.0f us = %.2f x Go\n", \
 				p256_c, c_us, 100 * p256_c / c_us, p256_go, c_us - p256_c + p256_go, (c_us - p256_c + p256_go) / go_us
 	}' "$work/c.crypto" "$work/go.crypto"
+# key figures for tests/bench/summary.sh: the medians and the public-key steps as timed above
+{ printf 'join_c_us=%s\njoin_c_min_us=%s\njoin_c_max_us=%s\njoin_go_us=%s\njoin_go_min_us=%s\njoin_go_max_us=%s\n' "$c_us" "$c_min" "$c_max" "$go_us" "$go_min" "$go_max"
+	awk 'FNR == 1 { s = (FILENAME ~ /c\.crypto$/) ? "c" : "go" } $1 == "CRYPTO" { print "join_crypto_" s "_" $2 "_us=" $3 }' "$work/c.crypto" "$work/go.crypto"; } >"$BUILD/bench/figures-join-latency.txt"

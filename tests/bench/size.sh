@@ -28,3 +28,4 @@ printf '  %-44s %10s\n' "ratio agent / baseline" "$(awk -v a="$a" -v b="$b" 'BEG
 echo
 echo "bench: what each component contributes (linker map of $BUILD/constel-agent)"
 python3 tests/bench/mapsize.py "$BUILD/constel-agent.map" "$agent" | sed 's/^/  /'
+printf 'size_stripped=%d\nsize_bound=%d\nsize_baseline=%d\n' "$a" "$bound" "$b" >"$base_dir/figures-size.txt" # for summary.sh

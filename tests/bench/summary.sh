@@ -1,0 +1,100 @@
+#!/bin/bash
+# make bench, last: issue 18's four goals in one table, from the key figures the bench scripts
+# of this run wrote to $BUILD/bench/figures-*.txt (key=value lines), each with the figure of
+# this run, the goal, and "met" or "not met" with the floor this run measured. A script that
+# did not run leaves its row "no figures". Numbers only: exit 0 whatever the verdicts.
+set -u
+BUILD=${1:-build}
+cd "$(dirname "$0")/../.." || exit 1
+cat "$BUILD"/bench/figures-*.txt 2>/dev/null | python3 -c '
+import sys
+f = {}
+for line in sys.stdin:
+    k, sep, v = line.strip().partition("=")
+    if sep:
+        try:
+            f[k] = float(v)
+        except ValueError:
+            pass
+
+def has(*keys):
+    return all(k in f for k in keys)
+
+rows = []  # (figure, this run, goal, verdict)
+
+# 1. the rejoin boot: the agent phases against the kernel phase (QEMU start -> first line)
+for net, label in (("netns", "netns"), ("user", "user net")):
+    k = "boot_%s_" % net
+    if not has(k + "agent_s", k + "kernel_s"):
+        rows.append(("rejoin boot, agent / kernel phase (%s)" % label, "no figures", "<= 0.50x", "-"))
+        continue
+    ag, ke = f[k + "agent_s"], f[k + "kernel_s"]
+    r = ag / ke
+    now = "%.2f s / %.2f s = %.2fx (%.2f-%.2f)" % (ag, ke, r, f.get(k + "agent_kernel_ratio_min", r),
+                                                 f.get(k + "agent_kernel_ratio_max", r))
+    if r <= 0.5:
+        verdict = "met"
+    else:
+        ph = lambda name: f.get(k + "phase_%s_ms" % name, 0) / 1000
+        mods, peers = ph("modules"), ph("network") + ph("metadata") + ph("rejoin")
+        rest = ag - mods - peers
+        verdict = ("not met (floor: of the agent%ss %.2f s, modules (kernel work) %.2f s and peer-bound "
+                   "network+metadata+rejoin %.2f s; the rest %.2f s = %.2fx)" % ("\x27", ag, mods, peers, rest, rest / ke))
+    rows.append(("rejoin boot, agent / kernel phase (%s)" % label, now, "<= 0.50x", verdict))
+
+# 2. the per-phase agent work of the rejoin boot (netns): <= 100 ms where no peer is waited for
+PEER = {"network": "probe_dhcp_ms", "metadata": "probe_http_total_ms", "rejoin": "probe_tcp_connect_ms"}
+pre = "boot_netns_phase_"
+names = [k[len(pre):-3] for k in f if k.startswith(pre) and k.endswith("_ms")]
+if names:
+    own = {n: f[pre + n + "_ms"] for n in names if n not in PEER}
+    over = ["%s %.0f ms" % (n, v) for n, v in own.items() if v > 100]
+    now = ", ".join("%s %.0f" % (n, v) for n, v in own.items()) + " ms"
+    rows.append(("agent phases without a peer (netns, median)", now, "each <= 100 ms",
+                 "met" if not over else "not met: " + ", ".join(over) + " (no floor measured here)"))
+    peer = []
+    for n, probe in PEER.items():
+        if pre + n + "_ms" in f:
+            p = f.get("boot_netns_" + probe)
+            peer.append("%s %.0f ms%s" % (n, f[pre + n + "_ms"],
+                        " (probe %s %.0f ms)" % (probe[6:-3], p) if p is not None else ""))
+    rows.append(("agent phases waiting for a peer (netns)", "; ".join(peer), "explained", "peer-bound"))
+else:
+    rows.append(("agent phases (netns)", "no figures", "each <= 100 ms", "-"))
+
+# 3. the join latency, C client / Go client against the same Go join service
+if has("join_c_us", "join_go_us"):
+    c, g = f["join_c_us"], f["join_go_us"]
+    now = "%.0f us / %.0f us = %.2fx (C %.0f-%.0f, Go %.0f-%.0f)" % (
+        c, g, c / g, f.get("join_c_min_us", c), f.get("join_c_max_us", c),
+        f.get("join_go_min_us", g), f.get("join_go_max_us", g))
+    if c <= g:
+        verdict = "met"
+    elif has(*("join_crypto_%s_%s_us" % (s, st) for s in ("c", "go")
+               for st in ("p256_keygen", "p256_ecdsa_sign", "p256_ecdsa_verify"))):
+        p = lambda s, nv: (f["join_crypto_%s_p256_keygen_us" % s] + 2 * f["join_crypto_%s_p256_ecdsa_sign_us" % s]
+                           + nv * f["join_crypto_%s_p256_ecdsa_verify_us" % s])
+        pc, pg = p("c", 1), p("go", 2)
+        verdict = ("not met (floor: P-256 in BearSSL 0.6 costs %.0f us of %.0f us; Go%ss assembly %.0f us; "
+                   "with it %.0f us = %.2fx Go)" % (pc, c, "\x27", pg, c - pc + pg, (c - pc + pg) / g))
+    else:
+        verdict = "not met (no floor figures)"
+    rows.append(("join latency, C / Go client", now, "<= 1.00x", verdict))
+else:
+    rows.append(("join latency, C / Go client", "no figures", "<= 1.00x", "-"))
+
+# 4. the stripped agent against 1 MiB
+if has("size_stripped"):
+    s, b = f["size_stripped"], f.get("size_bound", 1048576)
+    rows.append(("stripped agent", "{:,.0f} B ({:.1%} of 1 MiB)".format(s, s / b), "<= 1,048,576 B",
+                 "met" if s <= b else "not met (over by {:,.0f} B)".format(s - b)))
+else:
+    rows.append(("stripped agent", "no figures", "<= 1,048,576 B", "-"))
+
+print("bench: summary, issue 18%ss goals (this run; median, (min-max) over its rounds)" % "\x27")
+w = [max(len(r[i]) for r in rows + [("figure", "this run", "goal", "verdict")]) for i in range(3)]
+print("  %-*s  %-*s  %-*s  %s" % (w[0], "figure", w[1], "this run", w[2], "goal", "verdict"))
+for r in rows:
+    print("  %-*s  %-*s  %-*s  %s" % (w[0], r[0], w[1], r[1], w[2], r[2], r[3]))
+'
+echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (2 cores, shared)"

@@ -1,0 +1,55 @@
+# make bench's summary (tests/bench/summary.sh): issue 18's four goals read from sample figure
+# files as the bench scripts write them, each verdict and floor as expected; a missing script's
+# rows say "no figures" instead of failing.
+. tests/lib.sh
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+mkdir -p "$d/bench"
+cat >"$d/bench/figures-boot-vm.txt" <<'EOF'
+boot_n=5
+boot_user_kernel_s=1.760
+boot_user_agent_s=3.880
+boot_user_agent_kernel_ratio_min=2.000
+boot_user_agent_kernel_ratio_max=2.400
+boot_netns_kernel_s=2.000
+boot_netns_agent_s=1.600
+boot_netns_agent_kernel_ratio=0.800
+boot_netns_agent_kernel_ratio_min=0.700
+boot_netns_agent_kernel_ratio_max=0.900
+boot_netns_phase_modules_ms=900.000
+boot_netns_phase_entropy_ms=5.000
+boot_netns_phase_network_ms=150.000
+boot_netns_phase_root_ms=30.000
+boot_netns_phase_disk_ms=80.000
+boot_netns_phase_metadata_ms=40.000
+boot_netns_phase_rejoin_ms=300.000
+boot_netns_phase_activate_ms=120.000
+boot_netns_probe_dhcp_ms=100.000
+EOF
+printf 'join_c_us=2000\njoin_go_us=2500\n' >"$d/bench/figures-join-latency.txt"
+printf 'size_stripped=1153288\nsize_bound=1048576\n' >"$d/bench/figures-size.txt"
+out=$(tests/bench/summary.sh "$d" 2>&1)
+rc=$?
+t=bench_summary_reads_the_figures_and_gives_each_goal_its_verdict
+# netns: 1.6 / 2.0 = 0.80x; modules 0.9 s, peers 0.49 s, the rest 0.21 s = 0.11x
+if [ $rc = 0 ] &&
+	grep -qE 'agent / kernel phase \(netns\) +1\.60 s / 2\.00 s = 0\.80x \(0\.70-0\.90\) .*not met \(floor: .*modules \(kernel work\) 0\.90 s and peer-bound network\+metadata\+rejoin 0\.49 s; the rest 0\.21 s = 0\.11x\)' <<<"$out" &&
+	grep -qE 'agent / kernel phase \(user net\) +3\.88 s / 1\.76 s = 2\.20x \(2\.00-2\.40\)' <<<"$out" &&
+	grep -qE 'agent phases without a peer .*not met: modules 900 ms, activate 120 ms' <<<"$out" &&
+	grep -qE 'waiting for a peer .*network 150 ms \(probe dhcp 100 ms\)' <<<"$out" &&
+	grep -qE 'join latency, C / Go client +2000 us / 2500 us = 0\.80x .* met$' <<<"$out" &&
+	grep -qE 'stripped agent +1,153,288 B .*not met \(over by 104,712 B\)' <<<"$out"; then
+	pass $t
+else
+	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
+fi
+
+t=bench_summary_without_figures_says_so
+rm -f "$d"/bench/figures-*.txt
+out=$(tests/bench/summary.sh "$d" 2>&1)
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c 'no figures' <<<"$out")" = 5 ]; then
+	pass $t
+else
+	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
+fi
