@@ -16,6 +16,7 @@ peer=$(tests/interop/build-atlspeer.sh)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
+: >"$work/server" # exists before the first read below, however the server is scheduled
 "$peer" join-server --count $((2 * R * per)) >"$work/server" 2>&1 &
 port=
 for _ in $(seq 50); do
