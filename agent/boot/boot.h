@@ -22,9 +22,10 @@
  * number of failures, or a negative errno when the list cannot be read. */
 int modules_load_list(const char *list);
 
-#define MODULES_MAX 256
-#define MODULES_JOBS_MAX 4
-#define MODULES_DEADLINE_MS 60000 /* for the children; a module loaded in-process is not bounded */
+/* The deadline is for the children; a module loaded in-process is not bounded. */
+#define MODULES_MAX	    256
+#define MODULES_JOBS_MAX    4
+#define MODULES_DEADLINE_MS 60000
 
 /* modules_load_list's engine, for the tests: jobs at a time (1: in-process, list order), dep
  * NULL for none, children still loading at deadline_ms are killed and counted as failed; load
