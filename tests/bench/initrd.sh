@@ -95,8 +95,8 @@ sys.path.insert(0, "qemu-tests")
 import vm
 smp = sys.argv.pop(1)
 orig = vm.qemu_command
-def command(a, k, tmp=None):
-    c = orig(a, k, tmp)
+def command(*args, **kw):
+    c = orig(*args, **kw)
     c[c.index("-smp") + 1] = smp
     return c
 vm.qemu_command = command
