@@ -246,8 +246,10 @@ $(BUILD)/tools/%: $(BUILD)/musl/tools/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-# Test programs that run as /init of a test initrd inside QEMU (tests/vm), built like the agent.
-$(BUILD)/vm/%: $(BUILD)/musl/tests/vm/%.o $(BUILD)/libconstel.a $(MUSL_LIB_DEPS)
+# Test programs that run as /init of a test initrd inside QEMU (tests/vm), built like the agent,
+# with the harness side of such a program (tests/vm/guest.c).
+$(BUILD)/vm/%: $(BUILD)/musl/tests/vm/%.o $(BUILD)/musl/tests/vm/guest.o $(BUILD)/libconstel.a \
+		$(MUSL_LIB_DEPS)
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 

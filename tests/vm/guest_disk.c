@@ -24,40 +24,12 @@
 
 #include "base/base.h"
 #include "boot/boot.h"
+#include "guest.h"
 #include "disk/disk.h"
 
 #define MKE2FS	  "/sbin/mke2fs"
 #define AGENT	  "/bin/constel-agent"
 #define DATA_FILE DISK_MOUNT "/data.bin"
-
-static int failures;
-static char cmdline[4096];
-
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-	char detail[512] = "";
-	va_list ap;
-
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(detail, sizeof detail, fmt, ap);
-		va_end(ap);
-	}
-	printf("@@RESULT %s %s %s\n", name, ok ? "PASS" : "FAIL", detail);
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
-
-/* The value of key on the kernel command line, or def. */
-static const char *arg(const char *key, const char *def)
-{
-	static char val[8][512];
-	static int slot;
-	char *v = val[slot++ % 8];
-
-	return cmdline_get(cmdline, key, v, 512) == 1 ? v : def;
-}
 
 /* sha256 (hex) of len bytes of path from offset 0; len 0: the whole file. */
 static int sha_file(const char *path, uint64_t len, char hex[65])
@@ -95,7 +67,7 @@ static int sha_header(const char *dev, char hex[65])
 
 static struct secret *key_arg(int flip)
 {
-	const char *h = arg("disk.key", "");
+	const char *h = guest_arg("disk.key", "");
 	uint8_t k[DISK_KEY_LEN];
 	size_t n = 0;
 	struct secret *s;
@@ -145,23 +117,23 @@ static void case_first(const char *dev, enum disk_kdf kdf)
 	printf("@@DATA found %s\n", state_name(r));
 
 	r = disk_prepare(&d, dev, NULL, kdf);
-	result("format", r == DISK_NOT_INITIALIZED, "disk_prepare %d", r);
+	guest_result("format", r == DISK_NOT_INITIALIZED, "disk_prepare %d", r);
 	if (r != DISK_NOT_INITIALIZED || !key)
 		return;
 	printf("@@DATA uuid %s\n@@DATA wipe_mbps %.1f\n", d.uuid,
 	       d.wipe_ns ? (double)d.wipe_bytes * 1e3 / (double)d.wipe_ns : 0.0);
 	r = disk_classify(dev, NULL, err, sizeof err);
-	result("token_false_after_format", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
-	result("mapping_active", access("/dev/mapper/" DISK_MAPPING, F_OK) == 0, NULL);
+	guest_result("token_false_after_format", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
+	guest_result("mapping_active", access("/dev/mapper/" DISK_MAPPING, F_OK) == 0, NULL);
 	ok = disk_mkfs(MKE2FS, "/dev/mapper/" DISK_MAPPING) == 0 &&
 	     mkdir_parents(DISK_MOUNT, 0755) == 0 &&
 	     mount("/dev/mapper/" DISK_MAPPING, DISK_MOUNT, "ext4", 0, NULL) == 0;
-	result("ext4_mounted", ok, "%s", ok ? "" : strerror(errno));
+	guest_result("ext4_mounted", ok, "%s", ok ? "" : strerror(errno));
 	if (!ok)
 		return;
 	random_bytes(salt, sizeof salt);
 	r = node_state_write(DISK_MOUNT "/" NODE_STATE_PATH, "Worker", salt);
-	result("node_state_written", r == 0, NULL);
+	guest_result("node_state_written", r == 0, NULL);
 	fd = open(DATA_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	for (int i = 0; fd >= 0 && i < 16; i++) { /* 1 MiB the reboot must find again */
 		random_bytes(data, sizeof data);
@@ -176,16 +148,16 @@ static void case_first(const char *dev, enum disk_kdf kdf)
 	hex_encode(salt, 32, hex, sizeof hex);
 	printf("@@DATA salt %s\n", hex);
 	ok = ok && umount(DISK_MOUNT) == 0;
-	result("data_written", ok, NULL);
+	guest_result("data_written", ok, NULL);
 	memcpy(old, d.pass->bytes, sizeof old);
 	r = disk_set_key(&d, key);
-	result("key_change", r == 0, "%d", r);
+	guest_result("key_change", r == 0, "%d", r);
 	r = disk_classify(dev, NULL, err, sizeof err);
-	result("token_false_until_marked", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
+	guest_result("token_false_until_marked", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
 	r = disk_mark_initialized(&d);
-	result("mark_initialized", r == 0, "%d", r);
+	guest_result("mark_initialized", r == 0, "%d", r);
 	r = disk_classify(dev, NULL, err, sizeof err);
-	result("token_true_after_key_change", r == DISK_INITIALIZED, "%s", state_name(r));
+	guest_result("token_true_after_key_change", r == DISK_INITIALIZED, "%s", state_name(r));
 	if (r == DISK_INITIALIZED) {
 		printf("@@TOKEN_TRUE\n");
 		fflush(stdout);
@@ -193,12 +165,12 @@ static void case_first(const char *dev, enum disk_kdf kdf)
 		sleep(1); /* the host's power cut lands here */
 	}
 	r = disk_check_key(&d, old, sizeof old);
-	result("old_passphrase_refused", r == -EPERM, "%d", r);
+	guest_result("old_passphrase_refused", r == -EPERM, "%d", r);
 	secret_wipe(old, sizeof old);
 	r = disk_check_key(&d, key->bytes, key->len);
-	result("new_key_opens", r == 0, "%d", r);
+	guest_result("new_key_opens", r == 0, "%d", r);
 	disk_close(&d);
-	result("deactivate", disk_deactivate(DISK_MAPPING) == 0, NULL);
+	guest_result("deactivate", disk_deactivate(DISK_MAPPING) == 0, NULL);
 	secret_free(key);
 }
 
@@ -215,19 +187,20 @@ static void entry_points_refuse(const char *dev)
 	r = r < 0 ? r : disk_format(&d);
 	disk_close(&d);
 	sha_header(dev, after);
-	result("entry_disk_format_refuses_initialized", r == -EEXIST && !strcmp(before, after),
-	       "%d", r);
+	guest_result("entry_disk_format_refuses_initialized",
+		     r == -EEXIST && !strcmp(before, after), "%d", r);
 	r = disk_prepare(&d, dev, "entry", DISK_KDF_MIN);
 	disk_close(&d);
 	sha_header(dev, after);
-	result("entry_disk_prepare_leaves_initialized",
-	       r == DISK_INITIALIZED && !strcmp(before, after) &&
-		   access("/dev/mapper/entry", F_OK) != 0,
-	       "%d", r);
+	guest_result("entry_disk_prepare_leaves_initialized",
+		     r == DISK_INITIALIZED && !strcmp(before, after) &&
+			 access("/dev/mapper/entry", F_OK) != 0,
+		     "%d", r);
 	r = run((char *const[]){(char *)AGENT, (char *)"disk-prepare", (char *)dev,
 				(char *)"--mapping", (char *)"entry", NULL});
 	sha_header(dev, after);
-	result("entry_command_leaves_initialized", r == 0 && !strcmp(before, after), "exit %d", r);
+	guest_result("entry_command_leaves_initialized", r == 0 && !strcmp(before, after),
+		     "exit %d", r);
 }
 
 /* Reboot: the initialized disk opens with the key; a wrong key first changes nothing. */
@@ -240,30 +213,30 @@ static void case_reboot(const char *dev)
 	int r, ok;
 
 	if (!key || !wrong) {
-		result("key_argument", 0, "disk.key missing");
+		guest_result("key_argument", 0, "disk.key missing");
 		return;
 	}
 	entry_points_refuse(dev);
 	r = disk_open(&d, dev, NULL, DISK_KDF_MIN);
-	result("rejoin_path", r == DISK_INITIALIZED, "%s", state_name(r));
+	guest_result("rejoin_path", r == DISK_INITIALIZED, "%s", state_name(r));
 	if (r != DISK_INITIALIZED)
 		return;
 	printf("@@DATA uuid %s\n", d.uuid);
 	sha_header(dev, before);
 	r = disk_unlock(&d, wrong);
 	sha_header(dev, after);
-	result("wrong_key_refused", r == -EPERM && access("/dev/mapper/" DISK_MAPPING, F_OK) != 0,
-	       "%d", r);
-	result("wrong_key_changes_nothing", !strcmp(before, after), NULL);
+	guest_result("wrong_key_refused",
+		     r == -EPERM && access("/dev/mapper/" DISK_MAPPING, F_OK) != 0, "%d", r);
+	guest_result("wrong_key_changes_nothing", !strcmp(before, after), NULL);
 	r = disk_unlock(&d, key);
-	result("unlock", r == 0, "%d", r);
+	guest_result("unlock", r == 0, "%d", r);
 	printf("@@DATA unlock_ms %.2f\n", (double)d.unlock_ns / 1e6);
 	ok = r == 0 && mkdir_parents(DISK_MOUNT, 0755) == 0 &&
 	     mount("/dev/mapper/" DISK_MAPPING, DISK_MOUNT, "ext4", MS_RDONLY, NULL) == 0;
-	result("mounted_read_only", ok, "%s", ok ? "" : strerror(errno));
+	guest_result("mounted_read_only", ok, "%s", ok ? "" : strerror(errno));
 	if (ok) {
 		r = node_state_read(DISK_MOUNT "/" NODE_STATE_PATH, salt);
-		result("node_state_salt", r == 0, NULL);
+		guest_result("node_state_salt", r == 0, NULL);
 		hex_encode(salt, 32, hex, sizeof hex);
 		printf("@@DATA salt %s\n", hex);
 		sha_file(DATA_FILE, 0, hex);
@@ -271,7 +244,7 @@ static void case_reboot(const char *dev)
 		umount(DISK_MOUNT);
 	}
 	disk_close(&d);
-	result("deactivate", disk_deactivate(DISK_MAPPING) == 0, NULL);
+	guest_result("deactivate", disk_deactivate(DISK_MAPPING) == 0, NULL);
 	secret_free(key);
 	secret_free(wrong);
 }
@@ -287,11 +260,11 @@ static void case_reset(const char *dev)
 	r = disk_open(&d, dev, NULL, DISK_KDF_MIN);
 	r = r == DISK_INITIALIZED && key ? disk_unlock(&d, key) : -EINVAL;
 	disk_close(&d);
-	result("unlock_before_reset", r == 0, "%d", r);
+	guest_result("unlock_before_reset", r == 0, "%d", r);
 	r = disk_reset(dev);
-	result("reset", r == 0, "%d", r);
+	guest_result("reset", r == 0, "%d", r);
 	r = disk_classify(dev, NULL, err, sizeof err);
-	result("token_false_after_reset", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
+	guest_result("token_false_after_reset", r == DISK_NOT_INITIALIZED, "%s", state_name(r));
 	disk_deactivate(DISK_MAPPING);
 	secret_free(key);
 }
@@ -314,8 +287,8 @@ static void case_refuse(const char *devs)
 		disk_close(&d);
 		r3 = run((char *const[]){(char *)AGENT, (char *)"disk-prepare", dev, NULL});
 		snprintf(name, sizeof name, "refused_%s", strrchr(dev, '/') + 1);
-		result(name, r1 == -EINVAL && r2 == -EINVAL && r3 == 1, "%d %d exit %d", r1, r2,
-		       r3);
+		guest_result(name, r1 == -EINVAL && r2 == -EINVAL && r3 == 1, "%d %d exit %d", r1,
+			     r2, r3);
 	}
 }
 
@@ -345,9 +318,9 @@ static void case_bench(const char *devs)
 		disk_close(&d);
 		disk_deactivate(DISK_MAPPING);
 		r = r == 0 ? disk_classify(dev, NULL, err, sizeof err) : r;
-		result(kdfs[i] == DISK_KDF_MIN ? "bench_min_header_passes_check"
-					       : "bench_constellation_header_passes_check",
-		       r == DISK_INITIALIZED, "%s", r < 0 ? err : "");
+		guest_result(kdfs[i] == DISK_KDF_MIN ? "bench_min_header_passes_check"
+						     : "bench_constellation_header_passes_check",
+			     r == DISK_INITIALIZED, "%s", r < 0 ? err : "");
 		printf("@@DATA bench_%s_unlock_samples_ms ", kn);
 		for (int k = 0; k < 5 && r == DISK_INITIALIZED; k++) { /* keyslot unlock */
 			disk_open(&d, dev, NULL, kdfs[i]);
@@ -373,35 +346,16 @@ int main(void)
 {
 	enum disk_kdf kdf = DISK_KDF_MIN;
 	const char *c, *dev;
-	int fd;
 
-	mkdir("/proc", 0555);
-	mkdir("/sys", 0555);
-	mkdir("/dev", 0755);
-	mount("proc", "/proc", "proc", 0, NULL);
-	mount("sysfs", "/sys", "sysfs", 0, NULL);
-	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
-	mkdir("/run", 0755);
-	mount("tmpfs", "/run", "tmpfs", 0, "mode=0755");
-	mkdir("/tmp", 01777);
-	setvbuf(stdout, NULL, _IONBF, 0);
-	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
-
-		cmdline[n > 0 ? n : 0] = 0;
-		close(fd);
-	}
-	log_set_program("guest");
-	log_set_level(atoi(arg("disk.v", "0")));
-	printf("@@INIT_START\n");
+	guest_start("guest", 1);
+	log_set_level(atoi(guest_arg("disk.v", "0")));
 	modules_load_list("/etc/modules.list");
-	if (!strcmp(arg("disk.tpm", "0"), "1")) /* the harness attached swtpm */
-		result("tpm_device_present", access("/dev/tpmrm0", F_OK) == 0, NULL);
-	c = arg("disk.case", "");
-	dev = arg("disk.dev", "/dev/vdb");
-	if (disk_kdf_parse(arg("constel.disk-kdf", "min"), &kdf) < 0)
-		result("kdf", 0, "constel.disk-kdf: min or constellation");
+	if (!strcmp(guest_arg("disk.tpm", "0"), "1")) /* the harness attached swtpm */
+		guest_result("tpm_device_present", access("/dev/tpmrm0", F_OK) == 0, NULL);
+	c = guest_arg("disk.case", "");
+	dev = guest_arg("disk.dev", "/dev/vdb");
+	if (disk_kdf_parse(guest_arg("constel.disk-kdf", "min"), &kdf) < 0)
+		guest_result("kdf", 0, "constel.disk-kdf: min or constellation");
 	if (!strcmp(c, "first"))
 		case_first(dev, kdf);
 	else if (!strcmp(c, "reboot"))
@@ -413,9 +367,6 @@ int main(void)
 	else if (!strcmp(c, "bench"))
 		case_bench(dev);
 	else
-		result("case", 0, "unknown disk.case '%s'", c);
-	sync();
-	printf("@@INIT_DONE rc=%d\n", failures ? 1 : 0);
-	reboot(RB_POWER_OFF);
-	return 0;
+		guest_result("case", 0, "unknown disk.case '%s'", c);
+	guest_done();
 }

@@ -28,37 +28,11 @@
 
 #include "base/base.h"
 #include "boot/boot.h"
+#include "guest.h"
 #include "net/net.h"
 
 #define PROBE_MAX_N	 100
 #define PROBE_TIMEOUT_MS 10000 /* one connect or one answer */
-
-static int failures;
-static char cmdline[4096];
-
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-	char detail[512] = "";
-	va_list ap;
-
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(detail, sizeof detail, fmt, ap);
-		va_end(ap);
-	}
-	printf("@@RESULT %s %s %s\n", name, ok ? "PASS" : "FAIL", detail);
-	if (!ok)
-		failures++;
-}
-
-static const char *arg(const char *key, const char *def)
-{
-	static char val[4][512];
-	static int slot;
-	char *v = val[slot++ % 4];
-
-	return cmdline_get(cmdline, key, v, 512) == 1 ? v : def;
-}
 
 static double now_ms(void)
 {
@@ -122,7 +96,7 @@ static void rounds(const char *what, const char *hostport, const char *path, int
 
 		t1 = now_ms();
 		if (fd < 0) {
-			result(what, 0, "round %d: %s", i + 1, err);
+			guest_result(what, 0, "round %d: %s", i + 1, err);
 			return;
 		}
 		if (path)
@@ -130,7 +104,7 @@ static void rounds(const char *what, const char *hostport, const char *path, int
 		t2 = now_ms();
 		close(fd);
 		if (r < 0) {
-			result(what, 0, "round %d: %s: %s", i + 1, hostport, strerror(-r));
+			guest_result(what, 0, "round %d: %s: %s", i + 1, hostport, strerror(-r));
 			return;
 		}
 		cl +=
@@ -145,7 +119,7 @@ static void rounds(const char *what, const char *hostport, const char *path, int
 		printf("@@DATA probe_%s_firstbyte_ms %s\n", what, byte);
 		printf("@@DATA probe_%s_total_ms %s\n", what, total);
 	}
-	result(what, 1, "%d rounds against %s", n, hostport);
+	guest_result(what, 1, "%d rounds against %s", n, hostport);
 }
 
 int main(void)
@@ -154,41 +128,26 @@ int main(void)
 	char err[200], http[512];
 	const char *tcp, *slash;
 	double t0;
-	int fd, n;
+	int n;
 
-	mkdir("/proc", 0555);
-	mkdir("/sys", 0555);
-	mkdir("/dev", 0755);
-	mount("proc", "/proc", "proc", 0, NULL);
-	mount("sysfs", "/sys", "sysfs", 0, NULL);
-	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
-	setvbuf(stdout, NULL, _IONBF, 0);
-	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, cmdline, sizeof cmdline - 1);
-
-		cmdline[r > 0 ? r : 0] = 0;
-		close(fd);
-	}
-	log_set_program("netprobe");
-	printf("@@INIT_START\n");
+	guest_start("netprobe", 0);
 	modules_load_list("/etc/modules.list");
-	n = atoi(arg("probe.n", "10"));
+	n = atoi(guest_arg("probe.n", "10"));
 	if (n < 1 || n > PROBE_MAX_N)
 		n = 10;
 	t0 = now_ms();
 	if (ip_config_parse("dhcp", &ic, err, sizeof err) < 0 || net_up(&ic, NULL) < 0) {
-		result("dhcp", 0, "no lease");
+		guest_result("dhcp", 0, "no lease");
 	} else {
 		printf("@@DATA probe_dhcp_ms %.2f\n", now_ms() - t0);
-		snprintf(http, sizeof http, "%s", arg("probe.http", ""));
+		snprintf(http, sizeof http, "%s", guest_arg("probe.http", ""));
 		if (http[0] && (slash = strchr(http, '/'))) {
 			char hostport[128];
 
 			snprintf(hostport, sizeof hostport, "%.*s", (int)(slash - http), http);
 			rounds("http", hostport, slash, n);
 		}
-		tcp = arg("probe.tcp", "");
+		tcp = guest_arg("probe.tcp", "");
 		if (tcp[0])
 			rounds("tcp", tcp, NULL, n);
 	}
@@ -199,7 +158,5 @@ int main(void)
 		if (nl_first_ethernet(&l) == 0)
 			nl_link_set(l.index, 0);
 	}
-	printf("@@INIT_DONE rc=%d\n", failures ? 1 : 0);
-	reboot(RB_POWER_OFF);
-	return 0;
+	guest_done();
 }
