@@ -23,10 +23,12 @@ logged_port() {
 }
 
 # start_peer NAME ARGS...: runs "$peer ARGS" (the Go interop peer) in the background with its
-# output in $work/NAME.out, waits up to 5 s for its LISTEN line and sets $pport.
+# output in $work/NAME.out, waits up to 5 s for its LISTEN line and sets $pport ($! is its
+# PID). The file exists before the first read, however the peer is scheduled.
 start_peer() {
 	local name=$1
 	shift
+	: >"$work/$name.out"
 	"$peer" "$@" >"$work/$name.out" 2>&1 &
 	for _ in $(seq 50); do
 		pport=$(awk '/^LISTEN/{print $2}' "$work/$name.out")

@@ -12,19 +12,14 @@ R=${JOIN_BENCH_ROUNDS:-10}   # alternating rounds
 [ "$R" -le "$N" ] || R=$N
 per=$(((N + R - 1) / R))
 cd "$(dirname "$0")/../.."
+. tests/lib.sh
 peer=$(tests/interop/build-atlspeer.sh)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-: >"$work/server" # exists before the first read below, however the server is scheduled
-"$peer" join-server --count $((2 * R * per)) >"$work/server" 2>&1 &
-port=
-for _ in $(seq 50); do
-	port=$(awk '/^LISTEN/{print $2}' "$work/server")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
-[ -n "$port" ] || { echo "bench: the Go join service did not start: $(tail -1 "$work/server")" >&2; exit 1; }
+start_peer server join-server --count $((2 * R * per)) ||
+	{ echo "bench: the Go join service did not start: $(tail -1 "$work/server.out")" >&2; exit 1; }
+port=$pport
 
 # client NAME ROUND COMMAND...: one round of one client; appends "median maxrss" to NAME.runs
 client() {

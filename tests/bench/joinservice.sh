@@ -48,16 +48,10 @@ ours_port=$(logged_port "$work/js.log")
 # go_server: a fresh Go join server for one round (it serves a bounded count of joins within
 # its own time limit), warmed up by one join per client like ours; sets go_port
 go_server() {
-	: >"$work/go.out"
-	"$peer" join-server --count $((2 * per + 2)) >"$work/go.out" 2>&1 &
+	start_peer go join-server --count $((2 * per + 2)) ||
+		{ echo "bench: the Go join server did not start: $(tail -1 "$work/go.out")" >&2; exit 1; }
 	go_pid=$!
-	go_port=
-	for _ in $(seq 50); do
-		go_port=$(awk '/^LISTEN/{print $2}' "$work/go.out")
-		[ -n "$go_port" ] && break
-		sleep 0.1
-	done
-	[ -n "$go_port" ] || { echo "bench: the Go join server did not start: $(tail -1 "$work/go.out")" >&2; exit 1; }
+	go_port=$pport
 	per=1 rate "$go_port" >/dev/null
 }
 go_port=-
