@@ -15,6 +15,7 @@
 #   node_init WS OUT [S]       constel-init apply (the CLI's init) against the booting node
 #   node_data BOOT KEY         the last "@@DATA KEY VALUE" of a boot
 #   cluster_stop               stops the host tools
+#   node_no_secrets T MIN LOG...   no secret of the run in a serial log: a check T_BOOT each
 
 NODE_NET=10.42.0.0/16
 NODE_MD_HOST=10.42.0.1 # the metadata API's default address (spec §5.2), also the components'
@@ -310,3 +311,24 @@ PY
 pcr15_of() { python3 -c 'import hashlib,sys; c=bytes.fromhex(sys.argv[1]); print(hashlib.sha256(bytes(32)+hashlib.sha256(c).digest()).hexdigest())' "$1"; }
 ident() { sha256sum <"$1" | cut -c1-64; }
 tail_log() { grep -a 'constel-agent: \(error\|warn\)' "$logs/$1.log" | tail -2 | cut -c1-200 | tr '\n' ' '; }
+
+# node_no_secrets T MIN LOG...: one check T_<boot> per serial log LOG, that none of the run's
+# secrets in $work/secrets (tests/secrets.py's output, at least MIN of them, or the check
+# fails as gathering too few) and nothing shaped like a bootstrap token is in it.
+node_no_secrets() {
+	local t=$1 min=$2 n log b
+	shift 2
+	n=$(wc -l <"$work/secrets")
+	for log in "$@"; do
+		b=$(basename "$log" .log)
+		if [ "$n" -lt "$min" ]; then
+			fail "${t}_$b" "only $n secrets gathered"
+		elif grep -aqiFf "$work/secrets" "$log"; then
+			fail "${t}_$b" "a secret is in $log"
+		elif grep -aqE '(^|[^a-z0-9.])[a-z0-9]{6}\.[a-z0-9]{16}([^a-z0-9.]|$)' "$log"; then
+			fail "${t}_$b" "something shaped like a bootstrap token is in $log"
+		else
+			pass "${t}_$b ($n secrets)"
+		fi
+	done
+}

@@ -23,15 +23,14 @@
 #   M5 the worker reboots into the right UKI again: rejoin, its data intact
 #   M6 the control plane reboots with no join service: constel-recover, with the measurements
 #      enforced, pushes the key; its data intact
+#   and no secret of the run in any node's serial log
 # Prints PASS/FAIL lines and "N passed, N failed"; logs in $BUILD/qemu-logs-measured (or
 # NODE_LOGS). Needs make uki measurements, agent, tools and $BUILD/vm/standin.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 . tests/lib.sh
-passed=0 failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+count_checks
 work=$(mktemp -d /tmp/constel-measured-XXXXXX)
 NODE_LOGS=${NODE_LOGS:-$PWD/$BUILD/qemu-logs-measured}
 rm -rf "$NODE_LOGS"
@@ -264,6 +263,17 @@ t=measured_vm_6_constel_recover_with_the_measurements_enforced_unlocks_the_contr
 [ $cli = 0 ] && [ $rc = 0 ] && [ -n "$marker1" ] && [ "$(node_data m6-recover marker_found)" = "$marker1" ] &&
 	[ "$(node_data m6-recover pcr15 | tr A-F a-f)" = "$expect15" ] && pass "$t ($(boot_times m6-recover))" ||
 	fail $t "constel-recover $cli, boot $rc: $(tail -1 "$logs/m6-constel-recover.out" | cut -c1-200) $(tail_log m6-recover)"
+
+# ---- no secret of the run (master secret, disk keys, measurement secret, the join token, the
+# kubeadm double's token, private keys) in any node's serial log ----
+python3 tests/secrets.py --workspace "$work/ws" --workspace "$work/ws-probe" --workspace "$work/ws2" \
+	--scan "$work" --raw "$token" --raw "${token#*.}" --raw "$banner_token" --raw "${banner_token#*.}" \
+	--pem "$work/ca.key" >"$work/secrets"
+logs_to_scan=()
+for log in "$logs"/m[0-9]*.log; do
+	case $(basename "$log" .log) in *-swtpm | *-constel-*) ;; *) logs_to_scan+=("$log") ;; esac
+done
+node_no_secrets measured_vm_no_secret_in_the_serial_log_of 50 "${logs_to_scan[@]}"
 
 echo "$passed passed, $failed failed (logs in $logs)"
 [ $failed = 0 ]

@@ -15,9 +15,8 @@ cd "$(dirname "$0")/.." || exit 1
 out=${BUILD:-build}/qemu-tests
 work=$(mktemp -d /tmp/constel-smoke-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+. tests/lib.sh
+count_checks
 
 # finish: the tally; the logs of a failed run are kept in $out/smoke-logs.
 finish() {

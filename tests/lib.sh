@@ -3,6 +3,13 @@
 BUILD=${BUILD:-build}
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
+# count_checks: from here on pass and fail also count, into passed and failed (the suites that
+# end with "N passed, N failed").
+count_checks() {
+	passed=0 failed=0
+	pass() { echo "PASS $1"; passed=$((passed + 1)); }
+	fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+}
 # check NAME CMD...: passes when CMD exits 0.
 check() {
 	local name=$1
