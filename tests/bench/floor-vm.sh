@@ -54,7 +54,7 @@ fboot() {
 	nice -n 5 timeout -k 10 300 python3 qemu-tests/vm.py --initrd "${3:-$work/initrd.gz}" --log "$logs/$1.log" \
 		--disk "$work/root.raw" --disk "$work/state.raw" --tpm-state "$work/tpm" \
 		--hostfwd "tcp:127.0.0.1:$port-:9000" --timeout 240 ${BENCH_VM_ARGS:-} \
-		--append "floor.dev=/dev/vdb floor.key=$key $2" >"$logs/$1.out" 2>&1 &&
+		--append "floor.dev=/dev/vdb floor.key=$key $2 ${FLOOR_BENCH_APPEND:-}" >"$logs/$1.out" 2>&1 &&
 		grep -aq '@@RESULT \(setup\|rounds\) PASS' "$logs/$1.log" && return 0
 	echo "  bench: floor: boot $1 failed (log $logs/$1.log)"
 	grep -a '@@RESULT' "$logs/$1.log" | sed 's/^/    /'
