@@ -1,18 +1,20 @@
 #!/bin/bash
 # make bench: the floor of the rejoin boot's phases that wait for no peer, for the summary's
 # "agent's own work = phase - floor" rows (issue 18).
-# 1. activate: tests/vm/floor_activate.c as /init of a test initrd (the modules of
+# 1. root, disk, activate: tests/vm/floor_activate.c as /init of a test initrd (the modules of
 #    initrd/modules.txt, the static mke2fs) on a node's machine (as qemu-tests/lib-node.sh
-#    boots one: a 160 MiB root disk, a 128 MiB state disk, swtpm, a virtio NIC, the same vm.py
-#    defaults; BENCH_VM_ARGS adds vm.py options, e.g. the machine, to keep it the boot bench's).
-#    The guest makes a state disk with the agent's disk code, then FLOOR_BENCH_N rounds
-#    (default 5) of three ways, alternating which goes first: the floor (only the libcryptsetup
-#    calls, mount(2), one read, one raw TPM2_PCR_Event), libcryptsetup's one-call activation
-#    the agent uses, and the agent's own disk, mount, node-state and TPM code. One boot, bounded
-#    by vm.py's timeout (QEMU and swtpm end with it).
+#    boots one: a 160 MiB ext4 root disk, a 128 MiB state disk, swtpm, a virtio NIC, the same
+#    vm.py defaults; BENCH_VM_ARGS adds vm.py options, e.g. the machine, to keep it the boot
+#    bench's). One boot makes the state disk with the agent's disk code; then FLOOR_BENCH_N
+#    boots (default 5) of each way, interleaved, each FLOOR_BENCH_ROUNDS rounds (default 3; the
+#    first is cold, as in a node's boot, and is the figure): the floor (libcryptsetup's header
+#    load; keyslot, dm tables; mount(2), one read, one raw TPM2_PCR_Event) and the agent's own
+#    code for the same steps (disk_open, disk_unlock, node_state_read, tpm_pcr_event). Every
+#    boot is bounded (vm.py's timeout, then timeout(1)); QEMU and swtpm end with vm.py.
 # 2. modules: the floor is the same modules loaded one after the other by a trivial /init,
 #    which tests/bench/initrd.sh measured earlier in the run (its seq1 boots in
 #    $BUILD/bench-modules-logs); read from there, not booted again.
+# FLOOR_BENCH_APPEND adds kernel command-line words (measurements only, e.g. cryptomgr.notests=1).
 # FLOOR_BENCH_BEFORE=BIN adds a third way, "before": the agent's code as BIN (an older build of
 # tests/vm/floor_activate) has it, for an A/B of a change in the same run.
 # Key figures: $BUILD/bench/figures-floor.txt. Numbers only; exit 1 when the boot fails.
