@@ -12,9 +12,11 @@
  * modules, the root mounted read-only: timed, the root floor; PCR 15 read), then floor.n rounds
  * (the first one cold, as in a boot) of one way on that disk:
  *   floor  only the calls the work needs: disk: libcryptsetup crypt_init + crypt_load;
- *          activate: crypt_volume_key_get with the key (keyslot), crypt_activate_by_volume_key
- *          (the tables, the agent's flags), mount(2), one read of the node-state file, one
- *          TPM2_PCR_Event written to /dev/tpmrm0 by hand (PCR 16, the resettable debug PCR);
+ *          activate: crypt_activate_by_passphrase with the key (keyslot and tables, the
+ *          agent's flags), mount(2), one read of the node-state file, one TPM2_PCR_Event
+ *          written to /dev/tpmrm0 by hand (PCR 16, the resettable debug PCR);
+ *   split  the floor with the keyslot (crypt_volume_key_get) and the tables
+ *          (crypt_activate_by_volume_key) timed apart, for the breakdown;
  *   agent  the agent's own code for the same steps: disk_open; disk_unlock, the same mount,
  *          node_state_read, tpm_open + tpm_pcr_event.
  * Between the disk and the activate steps the guest idles floor.gap_ms (default 250: about the
@@ -24,7 +26,7 @@
  * "@@DATA floor_<way>_<step>_ms t1,t2,..." lines. switch_root, the hostname and the services
  * have no floor here: the bench counts them as the agent's own work.
  *
- * Command line: floor.way=setup|floor|agent, floor.dev=/dev/vdb, floor.key=HEX (32 bytes),
+ * Command line: floor.way=setup|floor|split|agent, floor.dev=/dev/vdb, floor.key=HEX (32 bytes),
  * floor.n=ROUNDS (default 3), floor.gap_ms=MS (default 250). The real root is /dev/vda (ext4). */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +56,8 @@
 enum { S_DISK, S_KEYSLOT, S_TABLES, S_MOUNT, S_READ, S_TPM, S_ACTIVATE, N_STEPS };
 static const char *const step_name[N_STEPS] = {"disk", "keyslot", "tables",  "mount",
 					       "read", "tpm",	  "activate"};
-enum { W_FLOOR, W_AGENT, N_WAYS };
-static const char *const way_name[N_WAYS] = {"floor", "agent"};
+enum { W_FLOOR, W_SPLIT, W_AGENT, N_WAYS };
+static const char *const way_name[N_WAYS] = {"floor", "split", "agent"};
 
 static double ms[N_WAYS][N_STEPS][ROUNDS_MAX];
 static double root_ms;
@@ -143,9 +145,11 @@ static void teardown(void)
 }
 
 /* The floor: only the calls the work needs. disk: the header loaded and checked by
- * libcryptsetup; activate: the key through the keyslot, the tables with the volume key (the
- * agent's flags), the mount, the node-state file, the PCR mark. */
-static int round_floor(const char *dev, int i)
+ * libcryptsetup; activate: the key through the keyslot and the tables (the agent's flags) in
+ * one call, the mount, the node-state file, the PCR mark. split: the same with the keyslot
+ * (crypt_volume_key_get) and the tables (crypt_activate_by_volume_key, which checks the
+ * volume key's digest once more) timed apart. */
+static int round_lib(const char *dev, int i, int w)
 {
 	double *m[N_STEPS];
 	struct crypt_device *cd = NULL;
@@ -155,7 +159,7 @@ static int round_floor(const char *dev, int i)
 	int r;
 
 	for (int s = 0; s < N_STEPS; s++)
-		m[s] = &ms[W_FLOOR][s][i];
+		m[s] = &ms[w][s][i];
 	if ((r = crypt_init(&cd, dev)) < 0)
 		return r;
 	crypt_metadata_locking(cd, 0);
@@ -164,15 +168,24 @@ static int round_floor(const char *dev, int i)
 	*m[S_DISK] = since(&t);
 	gap(&t);
 	t1 = t;
-	r = crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vklen, (const char *)key, sizeof key);
-	if (r < 0)
-		goto out;
-	*m[S_KEYSLOT] = since(&t);
-	r = crypt_activate_by_volume_key(cd, DISK_MAPPING, vk, vklen, FLAGS);
-	secret_wipe(vk, sizeof vk);
-	if (r < 0)
-		goto out;
-	*m[S_TABLES] = since(&t);
+	if (w == W_FLOOR) {
+		r = crypt_activate_by_passphrase(cd, DISK_MAPPING, CRYPT_ANY_SLOT,
+						 (const char *)key, sizeof key, FLAGS);
+		if (r < 0)
+			goto out;
+		*m[S_KEYSLOT] = since(&t); /* keyslot and tables */
+	} else {
+		r = crypt_volume_key_get(cd, CRYPT_ANY_SLOT, vk, &vklen, (const char *)key,
+					 sizeof key);
+		if (r < 0)
+			goto out;
+		*m[S_KEYSLOT] = since(&t);
+		r = crypt_activate_by_volume_key(cd, DISK_MAPPING, vk, vklen, FLAGS);
+		secret_wipe(vk, sizeof vk);
+		if (r < 0)
+			goto out;
+		*m[S_TABLES] = since(&t);
+	}
 	if (mount(MAPPER, DISK_MOUNT, "ext4", 0, NULL) < 0) {
 		r = -errno;
 		goto out;
@@ -190,6 +203,16 @@ out:
 		crypt_free(cd);
 	secret_wipe(vk, sizeof vk);
 	return r < 0 ? r : 0;
+}
+
+static int round_floor(const char *dev, int i)
+{
+	return round_lib(dev, i, W_FLOOR);
+}
+
+static int round_split(const char *dev, int i)
+{
+	return round_lib(dev, i, W_SPLIT);
 }
 
 /* The agent's code for the same steps (agent/disk, agent/flow/node_ops.c, agent/flow/lock.c):
@@ -300,7 +323,8 @@ static void print_way(int w, int n)
 
 int main(void)
 {
-	static int (*const way_fn[N_WAYS])(const char *, int) = {round_floor, round_agent};
+	static int (*const way_fn[N_WAYS])(const char *, int) = {round_floor, round_split,
+								 round_agent};
 	const char *dev, *hex, *way;
 	size_t klen = 0;
 	int n, w, r;
@@ -330,7 +354,7 @@ int main(void)
 	for (w = 0; w < N_WAYS && strcmp(way, way_name[w]); w++)
 		;
 	if (w == N_WAYS) {
-		guest_result("way", 0, "floor.way must be setup, floor or agent");
+		guest_result("way", 0, "floor.way must be setup, floor, split or agent");
 		guest_done();
 	}
 	/* what the boot did before: the real root mounted read-only (the root phase, same call
