@@ -15,7 +15,7 @@
 # 2. modules: the floor is the same modules loaded one after the other by a trivial /init,
 #    which tests/bench/initrd.sh measured earlier in the run (its seq1 boots in
 #    $BUILD/bench-modules-logs); read from there, not booted again.
-# FLOOR_BENCH_APPEND adds kernel command-line words (measurements only, e.g. cryptomgr.notests=1).
+# FLOOR_BENCH_APPEND adds kernel command-line words (measurements only, e.g. acpi=noirq).
 # FLOOR_BENCH_BEFORE=BIN adds a third way, "before": the agent's code as BIN (an older build of
 # tests/vm/floor_activate) has it, for an A/B of a change in the same run.
 # Key figures: $BUILD/bench/figures-floor.txt. Numbers only; exit 1 when the boot fails.
