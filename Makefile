@@ -260,7 +260,7 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
 bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
-		$(BUILD)/initrd.img uki
+		$(BUILD)/vm/floor_activate $(BUILD)/initrd.img uki
 	@rm -f $(BUILD)/bench/figures-*.txt
 	@echo "bench: $$(date -u '+%F %H:%M UTC'), $$(nproc) cores, load average $$(cut -d' ' -f1-3 /proc/loadavg), commit $$(git rev-parse --short HEAD 2>/dev/null)"; echo
 	-@tests/bench/size.sh $(BUILD)
@@ -272,6 +272,7 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	-@tests/bench/disk-vm.sh $(BUILD)
 	-@echo; tests/bench/initrd.sh $(BUILD)
 	-@echo; tests/bench/boot-vm.sh $(BUILD)
+	-@echo; tests/bench/floor-vm.sh $(BUILD)
 	-@echo; tests/bench/measured-boot.sh $(BUILD)
 	-@echo; tests/bench/hostile.sh $(BUILD)
 	@echo; tests/bench/summary.sh $(BUILD)

@@ -86,8 +86,10 @@ struct disk {
 	uint64_t unlock_ns; /* the last disk_unlock (activation) or disk_check_key (keyslot) */
 };
 
-/* Classifies path and fills d (name NULL: DISK_MAPPING). Returns the enum disk_state, or
- * -EINVAL when the header is refused (one line logged naming the field; nothing written). */
+/* Classifies path and fills d (name NULL: DISK_MAPPING); an initialized disk's header is then
+ * loaded into libcryptsetup too, right after the check, for disk_unlock. Returns the enum
+ * disk_state, or -EINVAL when the header is refused (one line logged naming the field;
+ * nothing written). */
 int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf kdf);
 /* First boot (§6.3) on a new or not-initialized disk: LUKS2 with aes-xts-plain64 and
  * hmac(sha256) integrity, 4096-byte sectors, keyslot 0 with a random passphrase, the data

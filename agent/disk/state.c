@@ -186,6 +186,41 @@ static void set_uuid(struct disk *d, const char *uuid)
 	d->uuid[i] = '\0';
 }
 
+/* The header into a libcryptsetup handle, right after a check of ours passed; quiet: the
+ * caller logs. */
+static int load_checked(struct disk *d)
+{
+	int r;
+
+	if ((r = crypt_init(&d->cd, d->path)) < 0)
+		return d->cd = NULL, r;
+	crypt_metadata_locking(d->cd, 0); /* the agent is the only user of the disk */
+	if ((r = crypt_load(d->cd, CRYPT_LUKS2, NULL)) < 0) {
+		crypt_free(d->cd);
+		d->cd = NULL;
+	}
+	return r;
+}
+
+/* Loads the header into a libcryptsetup handle after checking it again: between our check and
+ * libcryptsetup's read nothing else runs on this disk. A handle disk_open loaded is kept. */
+static int load(struct disk *d, enum disk_state want)
+{
+	char err[256];
+	int r;
+
+	if (d->cd)
+		return 0;
+	r = disk_classify(d->path, NULL, err, sizeof err);
+	if (r < 0)
+		return log_error("disk: %s: refused: %s", d->path, err), r;
+	if (r != (int)want)
+		return log_err(-ESTALE, "disk: %s: header changed since it was read", d->path);
+	if ((r = load_checked(d)) < 0)
+		return log_err(r, "disk: %s: loading the LUKS2 header", d->path);
+	return 0;
+}
+
 int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf kdf)
 {
 	struct luks2_info info = {0};
@@ -207,36 +242,17 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 	d->state = (enum disk_state)r;
 	d->damaged = r != DISK_NEW && info.damaged;
 	set_uuid(d, info.uuid);
+	/* An initialized disk is unlocked next (the reboot path): libcryptsetup reads the header
+	 * now, right after the check, instead of both again at the unlock (~20 ms of the rejoin's
+	 * activate phase under TCG). Failing here is not final: disk_unlock checks and loads
+	 * again and gives the one error line. */
+	if (r == DISK_INITIALIZED && load_checked(d) < 0)
+		log_debug("disk: %s: header not loaded at open; again at the unlock", path);
 	if (d->damaged)
 		log_warn("disk: %s: one LUKS2 header copy is missing or damaged; the intact copy "
 			 "decides",
 			 path);
 	return r;
-}
-
-/* Loads the header into a libcryptsetup handle after checking it again: between our check and
- * libcryptsetup's read nothing else runs on this disk. */
-static int load(struct disk *d, enum disk_state want)
-{
-	char err[256];
-	int r;
-
-	if (d->cd)
-		return 0;
-	r = disk_classify(d->path, NULL, err, sizeof err);
-	if (r < 0)
-		return log_error("disk: %s: refused: %s", d->path, err), r;
-	if (r != (int)want)
-		return log_err(-ESTALE, "disk: %s: header changed since it was read", d->path);
-	if ((r = crypt_init(&d->cd, d->path)) < 0)
-		return log_err(r, "disk: %s: open", d->path);
-	crypt_metadata_locking(d->cd, 0); /* the agent is the only user of the disk */
-	if ((r = crypt_load(d->cd, CRYPT_LUKS2, NULL)) < 0) {
-		crypt_free(d->cd);
-		d->cd = NULL;
-		return log_err(r, "disk: %s: loading the LUKS2 header", d->path);
-	}
-	return 0;
 }
 
 static int set_token(struct crypt_device *cd, int initialized)
@@ -460,7 +476,7 @@ static void repair(struct disk *d)
 int disk_unlock(struct disk *d, const struct secret *key)
 {
 	uint64_t t0, t1;
-	int r;
+	int r, loaded;
 
 	if (d->state != DISK_INITIALIZED)
 		return log_err(-EINVAL, "disk: %s: not initialized; nothing to unlock", d->path);
@@ -474,6 +490,7 @@ int disk_unlock(struct disk *d, const struct secret *key)
 		return 0;
 	}
 	t0 = monotonic_ns();
+	loaded = d->cd != NULL;
 	if ((r = load(d, DISK_INITIALIZED)) < 0)
 		return r;
 	t1 = monotonic_ns();
@@ -484,10 +501,15 @@ int disk_unlock(struct disk *d, const struct secret *key)
 		return log_err(-EPERM, "disk: %s: the key does not open the disk", d->path);
 	if (r < 0)
 		return log_err(r, "disk: %s: activating %s", d->path, d->name);
-	log_info("disk: %s: unlocked as /dev/mapper/%s in %llu ms (header checked and loaded in "
-		 "%llu ms)",
-		 d->path, d->name, (unsigned long long)(d->unlock_ns / 1000000),
-		 (unsigned long long)((t1 - t0) / 1000000));
+	if (loaded)
+		log_info("disk: %s: unlocked as /dev/mapper/%s in %llu ms (header loaded when the "
+			 "disk was opened)",
+			 d->path, d->name, (unsigned long long)(d->unlock_ns / 1000000));
+	else
+		log_info("disk: %s: unlocked as /dev/mapper/%s in %llu ms (header checked and "
+			 "loaded in %llu ms)",
+			 d->path, d->name, (unsigned long long)(d->unlock_ns / 1000000),
+			 (unsigned long long)((t1 - t0) / 1000000));
 	repair(d);
 	return 0;
 }

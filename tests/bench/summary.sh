@@ -46,12 +46,45 @@ for net, label in (("netns", "netns"), ("user", "user net")):
 PEER = {"network": "probe_dhcp_ms", "metadata": "probe_http_total_ms", "rejoin": "probe_tcp_connect_ms"}
 pre = "boot_netns_phase_"
 names = [k[len(pre):-3] for k in f if k.startswith(pre) and k.endswith("_ms")]
+# The own work of the agent in such a phase is the phase minus its floor, measured in this run on
+# the same machine: the same work done by a trivial /init with only the calls it needs
+# (tests/bench/floor-vm.sh, figures-floor.txt). A phase with a floor gets a row of its own; the
+# others share one, met when each is below 100 ms whole (no floor needed).
+FLOOR = {"modules": ("floor_modules_ms", "the same modules one after the other, trivial /init"),
+         "root": ("floor_root_ms", "mount(2) of the root"),
+         "disk": ("floor_disk_ms", "libcryptsetup: header load"),
+         "activate": ("floor_activate_ms", "libcryptsetup keyslot + dm tables, mount, read, PCR event")}
 if names:
-    own = {n: f[pre + n + "_ms"] for n in names if n not in PEER}
-    over = ["%s %.0f ms" % (n, v) for n, v in own.items() if v > 100]
-    now = ", ".join("%s %.0f" % (n, v) for n, v in own.items()) + " ms"
-    rows.append(("agent phases without a peer (netns, median)", now, "each <= 100 ms",
-                 "met" if not over else "not met: " + ", ".join(over) + " (no floor measured here)"))
+    rest = []
+    for n in names:
+        if n in PEER:
+            continue
+        ag = f[pre + n + "_ms"]
+        fk = FLOOR.get(n, ("", ""))[0]
+        if fk not in f:
+            rest.append((n, ag))
+            continue
+        fl = f[fk]
+        own = ag - fl
+        now = "agent %.0f ms (%.0f-%.0f), floor %.0f ms (%.0f-%.0f), own %.0f ms" % (
+            ag, f.get(pre + n + "_ms_min", ag), f.get(pre + n + "_ms_max", ag), fl,
+            f.get(fk + "_min", fl), f.get(fk + "_max", fl), own)
+        verdict = "met" if own <= 100 else "not met (own %.0f ms over)" % (own - 100)
+        # the cross-check floor-vm.sh makes in the same boots: the code of the agent for the same
+        # steps against the floor, both cold (not the whole phase: no switch_root, services)
+        same = ("floor_activate_agent_%s_ms" % n, "floor_activate_floor_%s_ms" % n)
+        if has(*same):
+            verdict += " (floor: %s; in the floor%ss boots the agent%ss code for it %.0f ms, %+.0f ms)" % (
+                FLOOR[n][1], "\x27", "\x27", f[same[0]], f[same[0]] - f[same[1]])
+        else:
+            verdict += " (floor: %s)" % FLOOR[n][1]
+        rows.append(("no-peer phase %s (netns): own = agent - floor" % n, now, "own <= 100 ms", verdict))
+    if rest:
+        over = ["%s %.0f ms" % (n, v) for n, v in rest if v > 100]
+        rows.append(("no-peer phases without a floor (netns)",
+                     ", ".join("%s %.0f" % (n, v) for n, v in rest) + " ms", "each <= 100 ms",
+                     "met (below 100 ms whole, no floor needed)" if not over else
+                     "not met: " + ", ".join(over) + " (no floor measured)"))
     peer = []
     for n, probe in PEER.items():
         if pre + n + "_ms" in f:

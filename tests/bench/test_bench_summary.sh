@@ -26,6 +26,17 @@ boot_netns_phase_rejoin_ms=300.000
 boot_netns_phase_activate_ms=120.000
 boot_netns_probe_dhcp_ms=100.000
 EOF
+# the floors of this run: modules met (own 20 ms), activate not met (own 105 ms), root met
+# with a floor above the phase; disk, mounts, entropy, done without a floor
+cat >"$d/bench/figures-floor.txt" <<'EOF'
+floor_modules_ms=880.000
+floor_modules_ms_min=870.000
+floor_modules_ms_max=890.000
+floor_root_ms=35.000
+floor_activate_ms=15.000
+floor_activate_floor_activate_ms=15.000
+floor_activate_agent_activate_ms=40.000
+EOF
 printf 'join_c_us=2000\njoin_go_us=2500\n' >"$d/bench/figures-join-latency.txt"
 printf 'size_stripped=1153288\nsize_bound=1048576\n' >"$d/bench/figures-size.txt"
 out=$(tests/bench/summary.sh "$d" 2>&1)
@@ -35,10 +46,24 @@ t=bench_summary_reads_the_figures_and_gives_each_goal_its_verdict
 if [ $rc = 0 ] &&
 	grep -qE 'agent / kernel phase \(netns\) +1\.60 s / 2\.00 s = 0\.80x \(0\.70-0\.90\) .*not met \(floor: .*modules \(kernel work\) 0\.90 s and peer-bound network\+metadata\+rejoin 0\.49 s; the rest 0\.21 s = 0\.11x\)' <<<"$out" &&
 	grep -qE 'agent / kernel phase \(user net\) +3\.88 s / 1\.76 s = 2\.20x \(2\.00-2\.40\)' <<<"$out" &&
-	grep -qE 'agent phases without a peer .*not met: modules 900 ms, activate 120 ms' <<<"$out" &&
+	grep -qE 'no-peer phase modules \(netns\): own = agent - floor +agent 900 ms \(900-900\), floor 880 ms \(870-890\), own 20 ms +own <= 100 ms +met \(floor: ' <<<"$out" &&
+	grep -qE 'no-peer phase activate \(netns\): own = agent - floor +agent 120 ms .*floor 15 ms .*own 105 ms +own <= 100 ms +not met \(own 5 ms over\) \(floor: .*the agent.s code for it 40 ms, \+25 ms\)' <<<"$out" &&
+	grep -qE 'no-peer phase root \(netns\): .*own -5 ms +own <= 100 ms +met' <<<"$out" &&
+	grep -qE 'no-peer phases without a floor \(netns\) +entropy 5, disk 80 ms +each <= 100 ms +met \(below 100 ms whole' <<<"$out" &&
 	grep -qE 'waiting for a peer .*network 150 ms \(probe dhcp 100 ms\)' <<<"$out" &&
 	grep -qE 'join latency, C / Go client +2000 us / 2500 us = 0\.80x .* met$' <<<"$out" &&
 	grep -qE 'stripped agent +1,153,288 B .*not met \(over by 104,712 B\)' <<<"$out"; then
+	pass $t
+else
+	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
+fi
+
+t=bench_summary_without_floors_judges_the_phases_whole
+rm -f "$d/bench/figures-floor.txt"
+out=$(tests/bench/summary.sh "$d" 2>&1)
+rc=$?
+if [ $rc = 0 ] && ! grep -q 'no-peer phase modules' <<<"$out" &&
+	grep -qE 'no-peer phases without a floor \(netns\) +modules 900, entropy 5, root 30, disk 80, activate 120 ms +each <= 100 ms +not met: modules 900 ms, activate 120 ms \(no floor measured\)' <<<"$out"; then
 	pass $t
 else
 	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
