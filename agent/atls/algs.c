@@ -121,14 +121,15 @@ const br_ec_impl atls_ec_server = {
 };
 
 /* The peer's handshake signature (ServerKeyExchange, CertificateVerify): aTLS keys are P-256
- * (spec §1.4), checked with the P-256 implementation whatever the engine's ECDHE curves. */
+ * (spec §1.4), checked with hogweed's P-256 (base/p256.c, 2.5x ec_p256_m31) whatever the
+ * engine's ECDHE curves. */
 static uint32_t ecdsa_vrfy(const br_ec_impl *impl, const void *hash, size_t hash_len,
 			   const br_ec_public_key *pk, const void *sig, size_t sig_len)
 {
 	(void)impl;
 	if (pk->curve != BR_EC_secp256r1)
 		return 0;
-	return br_ecdsa_i31_vrfy_asn1(&br_ec_p256_m31, hash, hash_len, pk, sig, sig_len);
+	return (uint32_t)p256_verify_asn1(pk->q, pk->qlen, hash, hash_len, sig, sig_len);
 }
 
 /* ---- the symmetric algorithms: the CPU's choice, made once per process ---- */

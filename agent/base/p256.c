@@ -1,22 +1,127 @@
-/* P-256 keys (p256.h). */
+/* P-256 keys (p256.h): the scalar multiplications and ECDSA of nettle's hogweed on fixed,
+ * wiped buffers; BearSSL's scalar sampling, HMAC-DRBG and signature encodings around them. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <nettle/bignum.h>
+#include <nettle/ecc-curve.h>
+#include <nettle/ecc.h>
+#include <nettle/ecdsa.h>
 
 #include "base.h"
 #include "der.h"
 #include "p256.h"
+
+#define LIMB_BITS (8 * sizeof(mp_limb_t))
+#define LIMBS	  (256 / LIMB_BITS)
+/* hogweed's scratch for P-256 (ecc_ecdsa_sign_itch 44, ecc_ecdsa_verify_itch 244 limbs in
+ * nettle 3.8.1); checked against the library at run time. */
+#define SIGN_ITCH   64
+#define VERIFY_ITCH 256
 
 static const uint8_t spki_p256_prefix[26] = {
     0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
     0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 };
 
+/* ---- hogweed's heap: wiped when it is given back ----
+ * ecc_point_mul_g and the mpz of a signature check take their scratch from the GMP (here
+ * mini-gmp) allocator; with these functions what held key-dependent values is wiped before
+ * free(). Like mini-gmp's own, the allocation aborts when memory is exhausted (the callers
+ * cannot fail); it asks for a few hundred bytes. */
+
+static void *gmp_wiped_alloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p) {
+		log_msg(LOG_ERROR, "p256: out of memory (%zu bytes)", n);
+		abort();
+	}
+	return p;
+}
+
+static void gmp_wiped_free(void *p, size_t n)
+{
+	secret_wipe(p, n);
+	free(p);
+}
+
+static void *gmp_wiped_realloc(void *old, size_t old_n, size_t n)
+{
+	void *p = gmp_wiped_alloc(n);
+
+	memcpy(p, old, old_n < n ? old_n : n);
+	gmp_wiped_free(old, old_n);
+	return p;
+}
+
+static const struct ecc_curve *curve(void)
+{
+	static int ready;
+
+	if (!ready) {
+		mp_set_memory_functions(gmp_wiped_alloc, gmp_wiped_realloc, gmp_wiped_free);
+		ready = 1;
+	}
+	return nettle_get_secp_256r1();
+}
+
+/* 32 big-endian bytes <-> hogweed's little-endian limbs */
+static void limbs_from_be(mp_limb_t r[LIMBS], const uint8_t b[32])
+{
+	memset(r, 0, LIMBS * sizeof *r);
+	for (size_t i = 0; i < 32; i++)
+		r[(31 - i) / sizeof *r] |= (mp_limb_t)b[i] << (8 * ((31 - i) % sizeof *r));
+}
+
+static void limbs_to_be(uint8_t b[32], const mp_limb_t r[LIMBS])
+{
+	for (size_t i = 0; i < 32; i++)
+		b[i] = (uint8_t)(r[(31 - i) / sizeof *r] >> (8 * ((31 - i) % sizeof *r)));
+}
+
+/* 1 when 0 < x < n (the group order), without a branch on x's bytes */
+static int scalar_in_range(const uint8_t x[32])
+{
+	size_t len;
+	const unsigned char *n = br_ec_p256_m31.order(BR_EC_secp256r1, &len);
+	uint32_t borrow = 0, nonzero = 0;
+
+	for (size_t i = 32; i-- > 0;) {
+		borrow = ((uint32_t)x[i] - n[i] - borrow) >> 31; /* x - n, from the low end */
+		nonzero |= x[i];
+	}
+	return (int)(borrow & ((nonzero + 0xff) >> 8));
+}
+
+int p256_set_private(struct p256_key *k, const uint8_t x[32])
+{
+	const struct ecc_curve *ecc = curve();
+	mp_limb_t xl[LIMBS], pt[2 * LIMBS];
+	struct ecc_scalar s = {ecc, xl};
+	struct ecc_point p = {ecc, pt};
+	uint8_t *q = k->spki + sizeof spki_p256_prefix;
+
+	if (!scalar_in_range(x))
+		return -EINVAL;
+	memmove(k->sk, x, 32);
+	k->priv = (br_ec_private_key){BR_EC_secp256r1, k->sk, 32};
+	limbs_from_be(xl, k->sk);
+	ecc_point_mul_g(&p, &s);
+	memcpy(k->spki, spki_p256_prefix, sizeof spki_p256_prefix);
+	q[0] = 0x04;
+	limbs_to_be(q + 1, pt);
+	limbs_to_be(q + 33, pt + LIMBS);
+	secret_wipe(xl, sizeof xl);
+	return 0;
+}
+
 int p256_generate(struct p256_key *k)
 {
 	br_hmac_drbg_context rng;
 	uint8_t seed[48];
-	br_ec_public_key pk;
-	unsigned char pkbuf[BR_EC_KBUF_PUB_MAX_SIZE];
 	int r;
 
 	r = random_bytes(seed, sizeof seed);
@@ -24,27 +129,92 @@ int p256_generate(struct p256_key *k)
 		return r;
 	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, sizeof seed);
 	secret_wipe(seed, sizeof seed);
-	if (!br_ec_keygen(&rng.vtable, br_ec_get_default(), &k->priv, k->sk, BR_EC_secp256r1) ||
-	    br_ec_compute_pub(br_ec_get_default(), &pk, pkbuf, &k->priv) != 65) {
-		secret_wipe(&rng, sizeof rng);
-		return -EIO;
-	}
+	/* BearSSL's sampling: 32 random bytes until 0 < x < n */
+	if (br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &k->priv, k->sk, BR_EC_secp256r1) != 32)
+		r = -EIO;
+	else
+		r = p256_set_private(k, k->sk);
 	secret_wipe(&rng, sizeof rng);
-	memcpy(k->spki, spki_p256_prefix, sizeof spki_p256_prefix);
-	memcpy(k->spki + sizeof spki_p256_prefix, pkbuf, 65);
-	return 0;
+	if (r < 0)
+		secret_wipe(k, sizeof *k);
+	return r;
 }
 
 size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv, uint8_t *sig,
 		 size_t cap)
 {
-	uint8_t tmp[80];
-	size_t n = br_ecdsa_sign_asn1_get_default()(br_ec_get_default(), h, hv, &k->priv, tmp);
+	const struct ecc_curve *ecc = curve();
+	size_t hv_len = (h->desc >> BR_HASHDESC_OUT_OFF) & BR_HASHDESC_OUT_MASK, n = 0;
+	uint8_t seed[32 + 64 + 32], nonce[BR_EC_KBUF_PRIV_MAX_SIZE], out[80];
+	br_hmac_drbg_context rng;
+	br_ec_private_key nk;
+	mp_limb_t z[LIMBS], kl[LIMBS], r[LIMBS], s[LIMBS], scratch[SIGN_ITCH];
 
-	if (n == 0 || n > cap)
+	if (k->priv.curve != BR_EC_secp256r1 || k->priv.xlen != 32 || hv_len == 0 || hv_len > 64 ||
+	    (size_t)ecc_ecdsa_sign_itch(ecc) > SIGN_ITCH)
 		return 0;
-	memcpy(sig, tmp, n);
+	memcpy(seed, k->priv.x, 32);
+	memcpy(seed + 32, hv, hv_len);
+	if (random_bytes(seed + 32 + hv_len, 32) < 0)
+		goto out;
+	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, 64 + hv_len);
+	if (br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &nk, nonce, BR_EC_secp256r1) != 32)
+		goto out;
+	limbs_from_be(z, k->priv.x);
+	limbs_from_be(kl, nonce);
+	ecc_ecdsa_sign(ecc, z, kl, hv_len, hv, r, s, scratch);
+	limbs_to_be(out, r);
+	limbs_to_be(out + 32, s);
+	n = br_ecdsa_raw_to_asn1(out, 64);
+	if (n > cap)
+		n = 0;
+	if (n)
+		memcpy(sig, out, n);
+out:
+	secret_wipe(seed, sizeof seed);
+	secret_wipe(nonce, sizeof nonce);
+	secret_wipe(&rng, sizeof rng);
+	secret_wipe(z, sizeof z);
+	secret_wipe(kl, sizeof kl);
+	secret_wipe(scratch, sizeof scratch);
 	return n;
+}
+
+int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t hv_len,
+		     const void *sig, size_t sig_len)
+{
+	const struct ecc_curve *ecc = curve();
+	mp_limb_t pt[2 * LIMBS], r[LIMBS], s[LIMBS], scratch[VERIFY_ITCH];
+	struct ecc_point p = {ecc, pt};
+	uint8_t raw[2 * 72], rs[64] = {0};
+	size_t half;
+	mpz_t x, y;
+	int on_curve;
+
+	/* the same bounds as BearSSL's br_ecdsa_i31_vrfy_asn1 for P-256 */
+	if (pub_len != P256_POINT_LEN || pub[0] != 0x04 || hv_len == 0 || hv_len > 64 ||
+	    sig_len > 72 || (size_t)ecc_ecdsa_verify_itch(ecc) > VERIFY_ITCH)
+		return 0;
+	memcpy(raw, sig, sig_len);
+	sig_len = br_ecdsa_asn1_to_raw(raw, sig_len);
+	if (sig_len == 0 || sig_len % 2 || sig_len > 64)
+		return 0;
+	half = sig_len / 2;
+	memcpy(rs + 32 - half, raw, half);
+	memcpy(rs + 64 - half, raw + half, half);
+	/* public values: the mpz detour (heap) of ecc_point_set, which checks y^2 = x^3 - 3x + b
+	 * and x, y < p */
+	nettle_mpz_init_set_str_256_u(x, 32, pub + 1);
+	nettle_mpz_init_set_str_256_u(y, 32, pub + 33);
+	on_curve = ecc_point_set(&p, x, y);
+	mpz_clear(x);
+	mpz_clear(y);
+	if (!on_curve)
+		return 0;
+	limbs_from_be(r, rs);
+	limbs_from_be(s, rs + 32);
+	/* refuses r or s outside 1..n-1 */
+	return ecc_ecdsa_verify(ecc, pt, hv_len, hv, r, s, scratch) ? 1 : 0;
 }
 
 static const uint8_t oid_p256[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
