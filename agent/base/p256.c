@@ -1,6 +1,7 @@
 /* P-256 keys (p256.h): the scalar multiplications and ECDSA of nettle's hogweed on fixed,
  * wiped buffers; BearSSL's scalar sampling, HMAC-DRBG and signature encodings around them. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,9 @@ static const uint8_t spki_p256_prefix[26] = {
 /* ---- hogweed's heap: wiped when it is given back ----
  * ecc_point_mul_g and the mpz of a signature check take their scratch from the GMP (here
  * mini-gmp) allocator; with these functions what held key-dependent values is wiped before
- * free(). Like mini-gmp's own, the allocation aborts when memory is exhausted (the callers
- * cannot fail); it asks for a few hundred bytes. */
+ * free(). mini-gmp passes 0 for the old sizes, so the block's size is the allocator's. Like
+ * mini-gmp's own, the allocation aborts when memory is exhausted (the callers cannot fail);
+ * it asks for a few hundred bytes. */
 
 static void *gmp_wiped_alloc(size_t n)
 {
@@ -44,16 +46,22 @@ static void *gmp_wiped_alloc(size_t n)
 
 static void gmp_wiped_free(void *p, size_t n)
 {
-	secret_wipe(p, n);
+	(void)n;
+	if (p)
+		secret_wipe(p, malloc_usable_size(p));
 	free(p);
 }
 
 static void *gmp_wiped_realloc(void *old, size_t old_n, size_t n)
 {
 	void *p = gmp_wiped_alloc(n);
+	size_t have = old ? malloc_usable_size(old) : 0;
 
-	memcpy(p, old, old_n < n ? old_n : n);
-	gmp_wiped_free(old, old_n);
+	(void)old_n;
+	if (old) {
+		memcpy(p, old, have < n ? have : n);
+		gmp_wiped_free(old, have);
+	}
 	return p;
 }
 
