@@ -92,13 +92,17 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
 	return n;
 }
 
-/* A client with an issuer needs a certificate key once the server's CertificateRequest is
- * in; it makes it right after its ClientHello went out, while the server computes its first
- * flight (one key per connection, made once: a failure is left for atls_make_cert to
- * report). */
+/* A client checks the server's signature while the server answers our second flight (after
+ * the first, there is none yet). A client with an issuer needs a certificate key once the
+ * server's CertificateRequest is in; it makes it right after its ClientHello went out, while
+ * the server computes its first flight (one key per connection, made once: a failure is left
+ * for atls_make_cert to report). */
 void atls_idle_work(struct atls_conn *c)
 {
-	if (c->is_server || !c->cfg.issuer || c->key_ready || c->key_tried)
+	if (c->is_server)
+		return;
+	(void)atls_ske_check(c); /* a failure: conn.c ends the handshake */
+	if (!c->cfg.issuer || c->key_ready || c->key_tried)
 		return;
 	c->key_tried = 1;
 	c->key_ready = p256_generate(&c->key) == 0;
