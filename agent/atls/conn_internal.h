@@ -96,7 +96,7 @@ struct atls_conn {
 };
 
 void atls_key_user_data(const struct p256_key *k, uint8_t out[ATLS_USER_DATA_LEN]);
-int atls_cert_build(const struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
+int atls_cert_build(struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
 		    const uint8_t *doc, size_t doc_len, uint8_t *out, size_t cap, size_t *ret_len);
 void atls_peer_setup(struct atls_conn *c);
 /* The Go-like certificate check of §1.7 (without the attestation); exposed for fuzzing. */

@@ -85,7 +85,7 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
 	if (hv_len > sizeof hv)
 		return 0;
 	memcpy(hv, data, hv_len);
-	n = p256_sign(&c->key, h, hv, sig, sizeof sig);
+	n = p256_sign_presigned(&c->key, h, hv, sig, sizeof sig);
 	if (n == 0 || n > len)
 		return 0;
 	memcpy(data, sig, n);
@@ -106,6 +106,10 @@ void atls_idle_work(struct atls_conn *c)
 		return;
 	c->key_tried = 1;
 	c->key_ready = p256_generate(&c->key) == 0;
+	/* the nonces of its two signatures (certificate, CertificateVerify); without them
+	 * p256_sign_presigned makes its own */
+	if (c->key_ready && p256_presign(&c->key) == 0)
+		(void)p256_presign(&c->key);
 }
 
 void atls_conn_wipe_keys(struct atls_conn *c)

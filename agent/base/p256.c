@@ -115,6 +115,7 @@ int p256_set_private(struct p256_key *k, const uint8_t x[32])
 	if (!scalar_in_range(x))
 		return -EINVAL;
 	memmove(k->sk, x, 32);
+	secret_wipe(k->pre, sizeof k->pre);
 	k->priv = (br_ec_private_key){BR_EC_secp256r1, k->sk, 32};
 	limbs_from_be(xl, k->sk);
 	ecc_point_mul_g(&p, &s);
@@ -186,6 +187,193 @@ out:
 	secret_wipe(kl, sizeof kl);
 	secret_wipe(scratch, sizeof scratch);
 	return n;
+}
+
+/* ---- presigned nonces ----
+ * s = kinv * (h + x * r) = kinv * h + t mod n with t = kinv * x * r: hogweed makes r and kinv
+ * (an ECDSA signature by the key 0 of the hash value 1 has s = kinv), the rest is two
+ * multiplications mod n, done here in Montgomery form on 64-bit limbs, without a branch or
+ * an index that depends on the values. */
+
+typedef unsigned __int128 u128;
+_Static_assert(sizeof(mp_limb_t) == sizeof(uint64_t), "hogweed's limbs are 64-bit here");
+
+static const uint64_t order_n[4] = {0xf3b9cac2fc632551, 0xbce6faada7179e84, 0xffffffffffffffff,
+				    0xffffffff00000000};
+static const uint64_t order_n0 = 0xccd1c8aaee00bc4f; /* -1/n mod 2^64 */
+static const uint64_t order_r2[4] = {0x83244c95be79eea2, 0x4699799c49bd6fa6, 0x2845b2392b6bec59,
+				     0x66e12d94f3d95620}; /* 2^512 mod n */
+
+static void u64_from_be(uint64_t r[4], const uint8_t b[32])
+{
+	memset(r, 0, 4 * sizeof *r);
+	for (size_t i = 0; i < 32; i++)
+		r[(31 - i) / 8] |= (uint64_t)b[i] << (8 * ((31 - i) % 8));
+}
+
+static void u64_to_be(uint8_t b[32], const uint64_t r[4])
+{
+	for (size_t i = 0; i < 32; i++)
+		b[i] = (uint8_t)(r[(31 - i) / 8] >> (8 * ((31 - i) % 8)));
+}
+
+/* out = a - n when a >= n (hi: a's bit 256), else a */
+static void sub_n_if_over(uint64_t out[4], const uint64_t a[4], uint64_t hi)
+{
+	uint64_t d[4], borrow = 0, keep;
+
+	for (int j = 0; j < 4; j++) {
+		u128 v = (u128)a[j] - order_n[j] - borrow;
+
+		d[j] = (uint64_t)v;
+		borrow = (uint64_t)(v >> 64) & 1;
+	}
+	keep = (uint64_t)0 - ((hi | (borrow ^ 1)) & 1); /* all ones: take d */
+	for (int j = 0; j < 4; j++)
+		out[j] = (d[j] & keep) | (a[j] & ~keep);
+}
+
+/* out = a * b / 2^256 mod n, for a, b < n (CIOS Montgomery multiplication) */
+static void mont_mul(uint64_t out[4], const uint64_t a[4], const uint64_t b[4])
+{
+	uint64_t t[6] = {0};
+
+	for (int i = 0; i < 4; i++) {
+		u128 c = 0;
+		uint64_t m;
+
+		for (int j = 0; j < 4; j++) {
+			c += (u128)a[j] * b[i] + t[j];
+			t[j] = (uint64_t)c;
+			c >>= 64;
+		}
+		c += t[4];
+		t[4] = (uint64_t)c;
+		t[5] = (uint64_t)(c >> 64);
+		m = t[0] * order_n0;
+		c = ((u128)m * order_n[0] + t[0]) >> 64;
+		for (int j = 1; j < 4; j++) {
+			c += (u128)m * order_n[j] + t[j];
+			t[j - 1] = (uint64_t)c;
+			c >>= 64;
+		}
+		c += t[4];
+		t[3] = (uint64_t)c;
+		t[4] = t[5] + (uint64_t)(c >> 64);
+	}
+	sub_n_if_over(out, t, t[4]);
+	secret_wipe(t, sizeof t);
+}
+
+/* out = a * b mod n, for a, b < n */
+static void mul_mod_n(uint64_t out[4], const uint64_t a[4], const uint64_t b[4])
+{
+	uint64_t m[4];
+
+	mont_mul(m, a, b);
+	mont_mul(out, m, order_r2);
+	secret_wipe(m, sizeof m);
+}
+
+int p256_presign(struct p256_key *k)
+{
+	const struct ecc_curve *ecc = curve();
+	struct p256_presig *p = NULL;
+	uint8_t seed[64], nonce[BR_EC_KBUF_PRIV_MAX_SIZE], one = 1;
+	br_hmac_drbg_context rng;
+	br_ec_private_key nk;
+	mp_limb_t zero[LIMBS] = {0}, kl[LIMBS], rl[LIMBS], kinvl[LIMBS], scratch[SIGN_ITCH];
+	uint64_t x[4], xr[4];
+	int r;
+
+	for (size_t i = 0; i < sizeof k->pre / sizeof k->pre[0]; i++)
+		if (!k->pre[i].ready) {
+			p = &k->pre[i];
+			break;
+		}
+	if (!p)
+		return 0;
+	if (k->priv.curve != BR_EC_secp256r1 || k->priv.xlen != 32 ||
+	    (size_t)ecc_ecdsa_sign_itch(ecc) > SIGN_ITCH)
+		return -EINVAL;
+	memcpy(seed, k->priv.x, 32);
+	r = random_bytes(seed + 32, 32);
+	if (r < 0)
+		goto out;
+	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, sizeof seed);
+	r = -EIO;
+	if (br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &nk, nonce, BR_EC_secp256r1) != 32)
+		goto out;
+	limbs_from_be(kl, nonce);
+	/* the key 0 signing the hash value 1: s = kinv * (1 + 0 * r) */
+	ecc_ecdsa_sign(ecc, zero, kl, 1, &one, rl, kinvl, scratch);
+	memcpy(p->r, rl, sizeof p->r);
+	memcpy(p->kinv, kinvl, sizeof p->kinv);
+	u64_from_be(x, k->priv.x);
+	mul_mod_n(xr, x, p->r);
+	mul_mod_n(p->t, p->kinv, xr);
+	p->ready = 1;
+	r = 0;
+out:
+	secret_wipe(seed, sizeof seed);
+	secret_wipe(nonce, sizeof nonce);
+	secret_wipe(&rng, sizeof rng);
+	secret_wipe(kl, sizeof kl);
+	secret_wipe(kinvl, sizeof kinvl);
+	secret_wipe(x, sizeof x);
+	secret_wipe(xr, sizeof xr);
+	secret_wipe(scratch, sizeof scratch);
+	return r;
+}
+
+size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uint8_t *hv,
+			   uint8_t *sig, size_t cap)
+{
+	size_t hv_len = (h->desc >> BR_HASHDESC_OUT_OFF) & BR_HASHDESC_OUT_MASK, n = 0;
+	struct p256_presig *p = NULL;
+	uint8_t hb[32] = {0}, out[80];
+	uint64_t e[4], s[4], carry = 0, nonzero = 0;
+
+	for (size_t i = 0; i < sizeof k->pre / sizeof k->pre[0]; i++)
+		if (k->pre[i].ready) {
+			p = &k->pre[i];
+			break;
+		}
+	if (!p || hv_len == 0 || hv_len > 64)
+		return p256_sign(k, h, hv, sig, cap);
+	/* e: the leftmost 256 bits of the hash value (FIPS 186-4 6.4), reduced mod n */
+	if (hv_len >= 32)
+		memcpy(hb, hv, 32);
+	else
+		memcpy(hb + 32 - hv_len, hv, hv_len);
+	u64_from_be(e, hb);
+	sub_n_if_over(e, e, 0);
+	/* s = kinv * e + t mod n */
+	mul_mod_n(s, p->kinv, e);
+	for (int j = 0; j < 4; j++) {
+		u128 v = (u128)s[j] + p->t[j] + carry;
+
+		s[j] = (uint64_t)v;
+		carry = (uint64_t)(v >> 64);
+	}
+	sub_n_if_over(s, s, carry);
+	for (int j = 0; j < 4; j++)
+		nonzero |= s[j];
+	if (nonzero) {
+		u64_to_be(out, p->r);
+		u64_to_be(out + 32, s);
+		n = br_ecdsa_raw_to_asn1(out, 64);
+		if (n > cap)
+			n = 0;
+		if (n)
+			memcpy(sig, out, n);
+	}
+	secret_wipe(p, sizeof *p); /* each nonce signs once */
+	secret_wipe(e, sizeof e);
+	secret_wipe(s, sizeof s);
+	secret_wipe(hb, sizeof hb);
+	/* s = 0 (probability 2^-256): a fresh nonce instead */
+	return nonzero ? n : p256_sign(k, h, hv, sig, cap);
 }
 
 int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t hv_len,

@@ -14,10 +14,18 @@
 #define P256_SPKI_LEN  91 /* SubjectPublicKeyInfo DER of an uncompressed point */
 #define P256_POINT_LEN 65 /* 04 || X || Y */
 
+/* A signature's message-independent part, made ahead (p256_presign) and used once: r, the
+ * nonce's inverse and kinv * x * r mod n, as little-endian 64-bit limbs. */
+struct p256_presig {
+	int ready;
+	uint64_t r[4], kinv[4], t[4];
+};
+
 struct p256_key {
 	unsigned char sk[BR_EC_KBUF_PRIV_MAX_SIZE];
 	br_ec_private_key priv;	     /* curve, and x = sk (32 bytes, big-endian) */
 	uint8_t spki[P256_SPKI_LEN]; /* ends with the public point */
+	struct p256_presig pre[2];
 };
 
 int p256_generate(struct p256_key *k);
@@ -28,6 +36,15 @@ int p256_set_private(struct p256_key *k, const uint8_t x[32]);
  * seeded with the key, the hash value and fresh random bytes. */
 size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv, uint8_t *sig,
 		 size_t cap);
+/* Makes the nonce of a later signature and the part of the signature that does not depend
+ * on the message (its scalar multiplication, ~50 us), for a caller that has time while it
+ * waits; the key keeps up to two. 0 when one was made or all are there, else -errno. The
+ * nonce: from an HMAC-DRBG seeded with the key and fresh random bytes. */
+int p256_presign(struct p256_key *k);
+/* p256_sign with a presigned nonce when the key holds one (which is then wiped: each is used
+ * once), else p256_sign. */
+size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uint8_t *hv,
+			   uint8_t *sig, size_t cap);
 /* Checks the ASN.1 ECDSA signature sig over the hash value hv with the public key pub (an
  * uncompressed point); 1 when it holds, 0 when not: a bad signature, a malformed encoding,
  * a point that is not on the curve. */

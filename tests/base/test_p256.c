@@ -180,3 +180,47 @@ TEST(p256_verify_refuses_what_bearssl_refuses)
 	p256_wipe(&k);
 	p256_wipe(&other);
 }
+
+/* Presigned nonces (what the aTLS client makes while it waits): each signature verifies with
+ * BearSSL, over hash values below and above the group order and of both lengths; the two
+ * nonces differ, each is used once, and then p256_sign_presigned makes fresh ones. */
+TEST(p256_presigned_signatures_verify_and_are_used_once)
+{
+	static const br_hash_class *const hashes[] = {&br_sha256_vtable, &br_sha384_vtable};
+
+	for (int i = 0; i < 60; i++) {
+		const br_hash_class *h = hashes[i % 2];
+		size_t hv_len = (h->desc >> BR_HASHDESC_OUT_OFF) & BR_HASHDESC_OUT_MASK, n[3];
+		struct p256_key k;
+		unsigned char hv[48], sig[3][80];
+		br_ec_public_key pk;
+
+		CHECK(p256_generate(&k) == 0);
+		pk = bearssl_pub(&k);
+		CHECK(!k.pre[0].ready && !k.pre[1].ready);
+		CHECK(p256_presign(&k) == 0 && p256_presign(&k) == 0 && p256_presign(&k) == 0);
+		CHECK(k.pre[0].ready && k.pre[1].ready);
+		CHECK(memcmp(k.pre[0].r, k.pre[1].r, sizeof k.pre[0].r) != 0);
+		if (i % 3 == 0)
+			memset(hv, 0xff, sizeof hv); /* >= n: reduced */
+		else if (i % 3 == 1) /* small (0 itself: BearSSL's m31 check refuses it) */
+			memset(hv, 0, sizeof hv), hv[31] = 1;
+		else
+			CHECK(random_bytes(hv, sizeof hv) == 0);
+		for (int j = 0; j < 3; j++) {
+			n[j] = p256_sign_presigned(&k, h, hv, sig[j], sizeof sig[j]);
+			CHECK(n[j] >= 8 && n[j] <= 72);
+			CHECK(br_ecdsa_i31_vrfy_asn1(&br_ec_p256_m31, hv, hv_len, &pk, sig[j],
+						     n[j]) == 1);
+			CHECK(p256_verify_asn1(point_of(&k), 65, hv, hv_len, sig[j], n[j]) == 1);
+		}
+		CHECK(!k.pre[0].ready && !k.pre[1].ready);
+		CHECK(n[0] != n[1] || memcmp(sig[0], sig[1], n[0]) != 0);
+		CHECK(n[1] != n[2] || memcmp(sig[1], sig[2], n[1]) != 0);
+		/* a new key starts without any */
+		CHECK(p256_presign(&k) == 0);
+		CHECK(p256_set_private(&k, k.sk) == 0);
+		CHECK(!k.pre[0].ready);
+		p256_wipe(&k);
+	}
+}
