@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <nettle/bignum.h>
 #include <nettle/ecc-curve.h>
 #include <nettle/ecc.h>
 #include <nettle/ecdsa.h>
@@ -27,11 +26,10 @@ static const uint8_t spki_p256_prefix[26] = {
 };
 
 /* ---- hogweed's heap: wiped when it is given back ----
- * ecc_point_mul_g and the mpz of a signature check take their scratch from the GMP (here
- * mini-gmp) allocator; with these functions what held key-dependent values is wiped before
- * free(). mini-gmp passes 0 for the old sizes, so the block's size is the allocator's. Like
- * mini-gmp's own, the allocation aborts when memory is exhausted (the callers cannot fail);
- * it asks for a few hundred bytes. */
+ * ecc_point_mul_g takes its scratch from the GMP (here mini-gmp) allocator; with these functions
+ * what held key-dependent values is wiped before free(). mini-gmp passes 0 for the old sizes, so
+ * the block's size is the allocator's. Like mini-gmp's own, the allocation aborts when memory is
+ * exhausted (the callers cannot fail); it asks for a few hundred bytes. */
 
 static void *gmp_wiped_alloc(size_t n)
 {
@@ -198,11 +196,25 @@ out:
 typedef unsigned __int128 u128;
 _Static_assert(sizeof(mp_limb_t) == sizeof(uint64_t), "hogweed's limbs are 64-bit here");
 
-static const uint64_t order_n[4] = {0xf3b9cac2fc632551, 0xbce6faada7179e84, 0xffffffffffffffff,
-				    0xffffffff00000000};
-static const uint64_t order_n0 = 0xccd1c8aaee00bc4f; /* -1/n mod 2^64 */
-static const uint64_t order_r2[4] = {0x83244c95be79eea2, 0x4699799c49bd6fa6, 0x2845b2392b6bec59,
-				     0x66e12d94f3d95620}; /* 2^512 mod n */
+/* A 256-bit modulus m in Montgomery arithmetic: m0 = -1/m mod 2^64, r2 = 2^512 mod m. */
+struct modulus {
+	uint64_t m[4], m0, r2[4];
+};
+
+static const struct modulus mod_n = {/* the group order */
+				     {0xf3b9cac2fc632551, 0xbce6faada7179e84, 0xffffffffffffffff,
+				      0xffffffff00000000},
+				     0xccd1c8aaee00bc4f,
+				     {0x83244c95be79eea2, 0x4699799c49bd6fa6, 0x2845b2392b6bec59,
+				      0x66e12d94f3d95620}};
+static const struct modulus mod_p = {/* the field prime */
+				     {0xffffffffffffffff, 0x00000000ffffffff, 0x0000000000000000,
+				      0xffffffff00000001},
+				     0x0000000000000001,
+				     {0x0000000000000003, 0xfffffffbffffffff, 0xfffffffffffffffe,
+				      0x00000004fffffffd}};
+static const uint64_t curve_b[4] = {0x3bce3c3e27d2604b, 0x651d06b0cc53b0f6, 0xb3ebbd55769886bc,
+				    0x5ac635d8aa3a93e7};
 
 static void u64_from_be(uint64_t r[4], const uint8_t b[32])
 {
@@ -217,30 +229,54 @@ static void u64_to_be(uint8_t b[32], const uint64_t r[4])
 		b[i] = (uint8_t)(r[(31 - i) / 8] >> (8 * ((31 - i) % 8)));
 }
 
-/* out = a - n when a >= n (hi: a's bit 256), else a */
-static void sub_n_if_over(uint64_t out[4], const uint64_t a[4], uint64_t hi)
+/* d = a - m; returns the borrow (1 when a < m) */
+static uint64_t sub_m(const struct modulus *M, uint64_t d[4], const uint64_t a[4])
 {
-	uint64_t d[4], borrow = 0, keep;
+	uint64_t borrow = 0;
 
 	for (int j = 0; j < 4; j++) {
-		u128 v = (u128)a[j] - order_n[j] - borrow;
+		u128 v = (u128)a[j] - M->m[j] - borrow;
 
 		d[j] = (uint64_t)v;
 		borrow = (uint64_t)(v >> 64) & 1;
 	}
-	keep = (uint64_t)0 - ((hi | (borrow ^ 1)) & 1); /* all ones: take d */
+	return borrow;
+}
+
+/* out = a - m when a >= m (hi: a's bit 256), else a; for a < 2m */
+static void sub_m_if_over(const struct modulus *M, uint64_t out[4], const uint64_t a[4],
+			  uint64_t hi)
+{
+	uint64_t d[4], keep = (uint64_t)0 - ((hi | (sub_m(M, d, a) ^ 1)) & 1); /* ones: take d */
+
 	for (int j = 0; j < 4; j++)
 		out[j] = (d[j] & keep) | (a[j] & ~keep);
 }
 
-/* out = a * b / 2^256 mod n, for a, b < n (CIOS Montgomery multiplication) */
-static void mont_mul(uint64_t out[4], const uint64_t a[4], const uint64_t b[4])
+/* out = a + b mod m, for a, b < m */
+static void add_mod(const struct modulus *M, uint64_t out[4], const uint64_t a[4],
+		    const uint64_t b[4])
+{
+	uint64_t s[4], carry = 0;
+
+	for (int j = 0; j < 4; j++) {
+		u128 v = (u128)a[j] + b[j] + carry;
+
+		s[j] = (uint64_t)v;
+		carry = (uint64_t)(v >> 64);
+	}
+	sub_m_if_over(M, out, s, carry);
+}
+
+/* out = a * b / 2^256 mod m, for a, b < m (CIOS Montgomery multiplication) */
+static void mont_mul(const struct modulus *M, uint64_t out[4], const uint64_t a[4],
+		     const uint64_t b[4])
 {
 	uint64_t t[6] = {0};
 
 	for (int i = 0; i < 4; i++) {
 		u128 c = 0;
-		uint64_t m;
+		uint64_t q;
 
 		for (int j = 0; j < 4; j++) {
 			c += (u128)a[j] * b[i] + t[j];
@@ -250,10 +286,10 @@ static void mont_mul(uint64_t out[4], const uint64_t a[4], const uint64_t b[4])
 		c += t[4];
 		t[4] = (uint64_t)c;
 		t[5] = (uint64_t)(c >> 64);
-		m = t[0] * order_n0;
-		c = ((u128)m * order_n[0] + t[0]) >> 64;
+		q = t[0] * M->m0;
+		c = ((u128)q * M->m[0] + t[0]) >> 64;
 		for (int j = 1; j < 4; j++) {
-			c += (u128)m * order_n[j] + t[j];
+			c += (u128)q * M->m[j] + t[j];
 			t[j - 1] = (uint64_t)c;
 			c >>= 64;
 		}
@@ -261,18 +297,57 @@ static void mont_mul(uint64_t out[4], const uint64_t a[4], const uint64_t b[4])
 		t[3] = (uint64_t)c;
 		t[4] = t[5] + (uint64_t)(c >> 64);
 	}
-	sub_n_if_over(out, t, t[4]);
+	sub_m_if_over(M, out, t, t[4]);
 	secret_wipe(t, sizeof t);
 }
 
-/* out = a * b mod n, for a, b < n */
-static void mul_mod_n(uint64_t out[4], const uint64_t a[4], const uint64_t b[4])
+/* out = a * b mod m, for a, b < m */
+static void mul_mod(const struct modulus *M, uint64_t out[4], const uint64_t a[4],
+		    const uint64_t b[4])
 {
-	uint64_t m[4];
+	uint64_t t[4];
 
-	mont_mul(m, a, b);
-	mont_mul(out, m, order_r2);
-	secret_wipe(m, sizeof m);
+	mont_mul(M, t, a, b);
+	mont_mul(M, out, t, M->r2);
+	secret_wipe(t, sizeof t);
+}
+
+/* out = a - b mod m, for a, b < m */
+static void sub_mod(const struct modulus *M, uint64_t out[4], const uint64_t a[4],
+		    const uint64_t b[4])
+{
+	uint64_t d[4], borrow = 0, carry = 0, mask;
+
+	for (int j = 0; j < 4; j++) {
+		u128 v = (u128)a[j] - b[j] - borrow;
+
+		d[j] = (uint64_t)v;
+		borrow = (uint64_t)(v >> 64) & 1;
+	}
+	mask = (uint64_t)0 - borrow;
+	for (int j = 0; j < 4; j++) {
+		u128 v = (u128)d[j] + (M->m[j] & mask) + carry;
+
+		out[j] = (uint64_t)v;
+		carry = (uint64_t)(v >> 64);
+	}
+}
+
+/* x, y < p and y^2 = x^3 - 3x + b (mod p): the point is on the curve (public values) */
+static int on_curve(const uint64_t x[4], const uint64_t y[4])
+{
+	uint64_t d[4], l[4], r[4], t[4];
+
+	if (!sub_m(&mod_p, d, x) || !sub_m(&mod_p, d, y))
+		return 0;
+	mul_mod(&mod_p, l, y, y);
+	mul_mod(&mod_p, r, x, x);
+	mul_mod(&mod_p, r, r, x);
+	add_mod(&mod_p, t, x, x);
+	add_mod(&mod_p, t, t, x);
+	sub_mod(&mod_p, r, r, t);
+	add_mod(&mod_p, r, r, curve_b);
+	return !memcmp(l, r, sizeof l);
 }
 
 int p256_presign(struct p256_key *k)
@@ -310,8 +385,8 @@ int p256_presign(struct p256_key *k)
 	memcpy(p->r, rl, sizeof p->r);
 	memcpy(p->kinv, kinvl, sizeof p->kinv);
 	u64_from_be(x, k->priv.x);
-	mul_mod_n(xr, x, p->r);
-	mul_mod_n(p->t, p->kinv, xr);
+	mul_mod(&mod_n, xr, x, p->r);
+	mul_mod(&mod_n, p->t, p->kinv, xr);
 	p->ready = 1;
 	r = 0;
 out:
@@ -332,7 +407,7 @@ size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uin
 	size_t hv_len = (h->desc >> BR_HASHDESC_OUT_OFF) & BR_HASHDESC_OUT_MASK, n = 0;
 	struct p256_presig *p = NULL;
 	uint8_t hb[32] = {0}, out[80];
-	uint64_t e[4], s[4], carry = 0, nonzero = 0;
+	uint64_t e[4], s[4], nonzero = 0;
 
 	for (size_t i = 0; i < sizeof k->pre / sizeof k->pre[0]; i++)
 		if (k->pre[i].ready) {
@@ -347,16 +422,10 @@ size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uin
 	else
 		memcpy(hb + 32 - hv_len, hv, hv_len);
 	u64_from_be(e, hb);
-	sub_n_if_over(e, e, 0);
+	sub_m_if_over(&mod_n, e, e, 0);
 	/* s = kinv * e + t mod n */
-	mul_mod_n(s, p->kinv, e);
-	for (int j = 0; j < 4; j++) {
-		u128 v = (u128)s[j] + p->t[j] + carry;
-
-		s[j] = (uint64_t)v;
-		carry = (uint64_t)(v >> 64);
-	}
-	sub_n_if_over(s, s, carry);
+	mul_mod(&mod_n, s, p->kinv, e);
+	add_mod(&mod_n, s, s, p->t);
 	for (int j = 0; j < 4; j++)
 		nonzero |= s[j];
 	if (nonzero) {
@@ -381,11 +450,9 @@ int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t 
 {
 	const struct ecc_curve *ecc = curve();
 	mp_limb_t pt[2 * LIMBS], r[LIMBS], s[LIMBS], scratch[VERIFY_ITCH];
-	struct ecc_point p = {ecc, pt};
+	uint64_t x[4], y[4];
 	uint8_t raw[2 * 72], rs[64] = {0};
 	size_t half;
-	mpz_t x, y;
-	int on_curve;
 
 	/* the same bounds as BearSSL's br_ecdsa_i31_vrfy_asn1 for P-256 */
 	if (pub_len != P256_POINT_LEN || pub[0] != 0x04 || hv_len == 0 || hv_len > 64 ||
@@ -398,15 +465,13 @@ int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t 
 	half = sig_len / 2;
 	memcpy(rs + 32 - half, raw, half);
 	memcpy(rs + 64 - half, raw + half, half);
-	/* public values: the mpz detour (heap) of ecc_point_set, which checks y^2 = x^3 - 3x + b
-	 * and x, y < p */
-	nettle_mpz_init_set_str_256_u(x, 32, pub + 1);
-	nettle_mpz_init_set_str_256_u(y, 32, pub + 33);
-	on_curve = ecc_point_set(&p, x, y);
-	mpz_clear(x);
-	mpz_clear(y);
-	if (!on_curve)
+	/* hogweed's check takes the point as given */
+	u64_from_be(x, pub + 1);
+	u64_from_be(y, pub + 33);
+	if (!on_curve(x, y))
 		return 0;
+	limbs_from_be(pt, pub + 1);
+	limbs_from_be(pt + LIMBS, pub + 33);
 	limbs_from_be(r, rs);
 	limbs_from_be(s, rs + 32);
 	/* refuses r or s outside 1..n-1 */

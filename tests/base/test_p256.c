@@ -173,6 +173,9 @@ TEST(p256_verify_refuses_what_bearssl_refuses)
 	CHECK(p256_verify_asn1(pt, 65, hv, 32, sig, n) == 0);
 	pt[0] = 0x04;
 	CHECK(p256_verify_asn1(pt, 64, hv, 32, sig, n) == 0);
+	/* (0, 0) */
+	memset(pt + 1, 0, 64);
+	CHECK(p256_verify_asn1(pt, 65, hv, 32, sig, n) == 0);
 	/* x >= p: all ones */
 	memset(pt + 1, 0xff, 32);
 	CHECK(p256_verify_asn1(pt, 65, hv, 32, sig, n) == 0);
