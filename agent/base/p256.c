@@ -354,7 +354,8 @@ int p256_presign(struct p256_key *k)
 {
 	const struct ecc_curve *ecc = curve();
 	struct p256_presig *p = NULL;
-	uint8_t seed[64], nonce[BR_EC_KBUF_PRIV_MAX_SIZE], one = 1;
+	static uint64_t count; /* distinct seeds even if the random bytes repeated */
+	uint8_t seed[72], nonce[BR_EC_KBUF_PRIV_MAX_SIZE], one = 1;
 	br_hmac_drbg_context rng;
 	br_ec_private_key nk;
 	mp_limb_t zero[LIMBS] = {0}, kl[LIMBS], rl[LIMBS], kinvl[LIMBS], scratch[SIGN_ITCH];
@@ -372,6 +373,8 @@ int p256_presign(struct p256_key *k)
 	    (size_t)ecc_ecdsa_sign_itch(ecc) > SIGN_ITCH)
 		return -EINVAL;
 	memcpy(seed, k->priv.x, 32);
+	count++;
+	memcpy(seed + 64, &count, sizeof count);
 	r = random_bytes(seed + 32, 32);
 	if (r < 0)
 		goto out;

@@ -39,7 +39,7 @@ size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t
 /* Makes the nonce of a later signature and the part of the signature that does not depend
  * on the message (its scalar multiplication, ~50 us), for a caller that has time while it
  * waits; the key keeps up to two. 0 when one was made or all are there, else -errno. The
- * nonce: from an HMAC-DRBG seeded with the key and fresh random bytes. */
+ * nonce: from an HMAC-DRBG seeded with the key, fresh random bytes and a counter. */
 int p256_presign(struct p256_key *k);
 /* p256_sign with a presigned nonce when the key holds one (which is then wiped: each is used
  * once), else p256_sign. */
