@@ -214,19 +214,20 @@ static int pump(struct atls_conn *c, int read)
 			continue;
 		}
 		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP) && (read || !c->established)) {
-			/* the peer computes its answer now: first our work that needs none of it */
-			if (!c->established) {
-				atls_idle_work(c);
-				if (c->ske.failed) {
-					br_ssl_engine_close(c->eng);
-					return -EPROTO;
-				}
-			}
 			buf = br_ssl_engine_recvrec_buf(c->eng, &len);
 			n = recv(c->fd, buf, len, 0);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				/* nothing in yet, the peer computes: our work that needs none of
+				 * it, one step at a time, looking for its answer after each */
+				if (!c->established && atls_idle_work(c)) {
+					if (c->ske.failed) {
+						br_ssl_engine_close(c->eng);
+						return -EPROTO;
+					}
+					continue;
+				}
 				c->want = POLLIN;
 				return 0;
 			}

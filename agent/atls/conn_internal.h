@@ -60,7 +60,7 @@ struct atls_conn {
 	/* Our fresh P-256 key and self-signed certificate (made during the handshake). A client
 	 * makes the key as soon as its ClientHello is out (key_ready). */
 	struct p256_key key;
-	int key_ready, key_tried;
+	int key_ready, key_tried, presigns;
 	unsigned char *cert;
 	size_t cert_len;
 	br_x509_certificate chain;
@@ -109,8 +109,9 @@ void atls_policy_setup(struct atls_conn *c);
 int atls_make_cert(struct atls_conn *c);
 size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char *data, size_t len);
 void atls_conn_wipe_keys(struct atls_conn *c);
-/* Our work that needs nothing from the peer, done while it computes (before reading). */
-void atls_idle_work(struct atls_conn *c);
+/* One step of our work that needs nothing from the peer, done while it computes (when a read
+ * finds nothing); 1 after a step, 0 when none is left. */
+int atls_idle_work(struct atls_conn *c);
 /* The engine's algorithms (algs.c): SHA-256/384, AES-GCM and ChaCha20-Poly1305 with the CPU's
  * implementations chosen once, X25519 (libsodium) and P-256 for ECDHE, P-256 ECDSA checks. */
 void atls_engine_algorithms(struct atls_conn *c, br_ssl_engine_context *eng);
