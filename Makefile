@@ -67,7 +67,7 @@ MUSL_LDFLAGS := -static -Wl,--gc-sections
 MUSL_FLAGS_STAMP := $(BUILD)/musl/cflags.txt
 $(shell mkdir -p $(BUILD)/musl && { echo '$(MUSL_CFLAGS)' | cmp -s - $(MUSL_FLAGS_STAMP) || \
 	echo '$(MUSL_CFLAGS)' >$(MUSL_FLAGS_STAMP); })
-MUSL_LIBS := -L$(DEPS)/lib \
+MUSL_LIBS := -L$(DEPS)/lib -lhogweed \
 	$(shell PKG_CONFIG_LIBDIR=$(DEPS)/lib/pkgconfig pkg-config --static --libs libcryptsetup) \
 	-lnghttp2 -ltss2-sys -ltss2-mu -ltss2-tcti-device $(BUILD)/lib/libtss2-tcti-swtpm.a -ltss2-rc \
 	-lbearssl $(BUILD)/lib/libsodium.a -lz
@@ -81,7 +81,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 TEST_CFLAGS := $(STD) $(WARN) -g -O1 $(SAN) $(PB_DEFS) -Iagent -Itests -I$(BUILD)/gen -I$(PB_SRC) \
 	-I/usr/include/bearssl
 TEST_LIBS := -lbearssl -lnghttp2 -lsodium -lz -ltss2-sys -ltss2-mu -ltss2-tcti-device \
-	-ltss2-tcti-swtpm -ljson-c -lcryptsetup -ldevmapper
+	-ltss2-tcti-swtpm -ljson-c -lcryptsetup -ldevmapper -lhogweed -lnettle -lgmp
 TEST_OBJS := $(patsubst %.c,$(BUILD)/test/%.o,$(LIB_SRCS)) $(PB_RUNTIME:%=$(BUILD)/test/nanopb/%.o)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/test/bin/%,$(TEST_SRCS))
 

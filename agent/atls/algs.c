@@ -2,6 +2,8 @@
  * only what TLS 1.2 with the three ECDHE-ECDSA AEAD suites uses, the CPU-dependent choices
  * (AES-NI, PCLMUL, SSE2: a CPUID each, 13 us in a VM where it traps to the hypervisor, about
  * 0.1 ms per connection) made once per process, and X25519 through libsodium. */
+#include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <bearssl.h>
@@ -121,14 +123,44 @@ const br_ec_impl atls_ec_server = {
 };
 
 /* The peer's handshake signature (ServerKeyExchange, CertificateVerify): aTLS keys are P-256
- * (spec §1.4), checked with the P-256 implementation whatever the engine's ECDHE curves. */
+ * (spec §1.4), checked with hogweed's P-256 (base/p256.c, 2.5x ec_p256_m31) whatever the
+ * engine's ECDHE curves. A server checks the client's CertificateVerify at once. A client
+ * keeps the server's signature for atls_ske_check: BearSSL goes on to our second flight as
+ * if it held, and conn.c lets nothing through before the check has passed (what the
+ * engine would have refused still ends the handshake, at most one flight later). */
 static uint32_t ecdsa_vrfy(const br_ec_impl *impl, const void *hash, size_t hash_len,
 			   const br_ec_public_key *pk, const void *sig, size_t sig_len)
 {
-	(void)impl;
+	struct atls_conn *c = (struct atls_conn *)((char *)impl - offsetof(struct atls_conn, ec));
+
 	if (pk->curve != BR_EC_secp256r1)
 		return 0;
-	return br_ecdsa_i31_vrfy_asn1(&br_ec_p256_m31, hash, hash_len, pk, sig, sig_len);
+	if (c->is_server)
+		return (uint32_t)p256_verify_asn1(pk->q, pk->qlen, hash, hash_len, sig, sig_len);
+	if (c->ske.pending || c->ske.failed || pk->qlen != sizeof c->ske.q || hash_len == 0 ||
+	    hash_len > sizeof c->ske.hv || sig_len > sizeof c->ske.sig)
+		return 0;
+	memcpy(c->ske.q, pk->q, pk->qlen);
+	memcpy(c->ske.hv, hash, hash_len);
+	memcpy(c->ske.sig, sig, sig_len);
+	c->ske.hv_len = hash_len;
+	c->ske.sig_len = sig_len;
+	c->ske.pending = 1;
+	return 1;
+}
+
+int atls_ske_check(struct atls_conn *c)
+{
+	if (c->ske.pending) {
+		c->ske.pending = 0;
+		c->ske.failed = !p256_verify_asn1(c->ske.q, sizeof c->ske.q, c->ske.hv,
+						  c->ske.hv_len, c->ske.sig, c->ske.sig_len);
+	}
+	if (!c->ske.failed)
+		return 0;
+	errbuf_set(c->error, sizeof c->error, "%s",
+		   "handshake: peer's handshake signature does not verify");
+	return -EPROTO;
 }
 
 /* ---- the symmetric algorithms: the CPU's choice, made once per process ---- */
@@ -160,7 +192,7 @@ static void cpu_choose(void)
 	cpu.done = 1;
 }
 
-void atls_engine_algorithms(br_ssl_engine_context *eng, int is_server)
+void atls_engine_algorithms(struct atls_conn *c, br_ssl_engine_context *eng)
 {
 	cpu_choose();
 	/* SHA-256 and SHA-384: the suites' PRFs and the ECDSA signature hashes we offer */
@@ -174,6 +206,7 @@ void atls_engine_algorithms(br_ssl_engine_context *eng, int is_server)
 	br_ssl_engine_set_chapol(eng, &br_sslrec_in_chapol_vtable, &br_sslrec_out_chapol_vtable);
 	br_ssl_engine_set_chacha20(eng, cpu.chacha20);
 	br_ssl_engine_set_poly1305(eng, cpu.poly1305);
-	br_ssl_engine_set_ec(eng, is_server ? &atls_ec_server : &atls_ec_client);
+	c->ec = c->is_server ? atls_ec_server : atls_ec_client;
+	br_ssl_engine_set_ec(eng, &c->ec);
 	br_ssl_engine_set_ecdsa(eng, ecdsa_vrfy);
 }

@@ -48,7 +48,7 @@ void atls_key_user_data(const struct p256_key *k, uint8_t out[ATLS_USER_DATA_LEN
 
 /* ---- the certificate (§1.4) ---- */
 
-int atls_cert_build(const struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
+int atls_cert_build(struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
 		    const uint8_t *doc, size_t doc_len, uint8_t *out, size_t cap, size_t *ret_len)
 {
 	struct der_out d = {.p = out, .cap = cap};
@@ -94,7 +94,7 @@ int atls_cert_build(const struct p256_key *k, time_t now, const uint8_t *oid, si
 	br_sha256_init(&h);
 	br_sha256_update(&h, out + tbs, tbs_len);
 	br_sha256_out(&h, hv);
-	siglen = p256_sign(k, &br_sha256_vtable, hv, sig + 1, sizeof sig - 1);
+	siglen = p256_sign_presigned(k, &br_sha256_vtable, hv, sig + 1, sizeof sig - 1);
 	if (siglen == 0)
 		return -EIO;
 	put_sigalg(&d);

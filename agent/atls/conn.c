@@ -35,7 +35,7 @@ static void engine_common(struct atls_conn *c, br_ssl_engine_context *eng)
 {
 	br_ssl_engine_set_versions(eng, BR_TLS12, BR_TLS12);
 	br_ssl_engine_set_suites(eng, suites, sizeof suites / sizeof suites[0]);
-	atls_engine_algorithms(eng, c->is_server);
+	atls_engine_algorithms(c, eng);
 	br_ssl_engine_set_protocol_names(eng, alpn, 1);
 	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_buffer(eng, c->iobuf, sizeof c->iobuf, 1);
@@ -153,11 +153,15 @@ static void engine_closed(struct atls_conn *c)
 	set_error(c, "handshake: %s", detail);
 }
 
-/* After the handshake: what Go's gRPC credentials insist on (ALPN) is checked here. */
+/* After the handshake: the server's signature if it is still unchecked (algs.c), and what
+ * Go's gRPC credentials insist on (ALPN). */
 static int handshake_finished(struct atls_conn *c)
 {
 	const char *proto = br_ssl_engine_get_selected_protocol(c->eng);
+	int r = atls_ske_check(c);
 
+	if (r < 0)
+		return r;
 	if (!proto || strcmp(proto, "h2")) {
 		set_error(c, "%s", "handshake: peer negotiated no ALPN h2");
 		return -EPROTO;
@@ -210,14 +214,20 @@ static int pump(struct atls_conn *c, int read)
 			continue;
 		}
 		if ((st & BR_SSL_RECVREC) && !(st & BR_SSL_RECVAPP) && (read || !c->established)) {
-			/* the peer computes its answer now: first our work that needs none of it */
-			if (!c->established)
-				atls_idle_work(c);
 			buf = br_ssl_engine_recvrec_buf(c->eng, &len);
 			n = recv(c->fd, buf, len, 0);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				/* nothing in yet, the peer computes: our work that needs none of
+				 * it, one step at a time, looking for its answer after each */
+				if (!c->established && atls_idle_work(c)) {
+					if (c->ske.failed) {
+						br_ssl_engine_close(c->eng);
+						return -EPROTO;
+					}
+					continue;
+				}
 				c->want = POLLIN;
 				return 0;
 			}

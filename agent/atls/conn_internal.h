@@ -3,6 +3,7 @@
 #ifndef CONSTEL_ATLS_CONN_INTERNAL_H
 #define CONSTEL_ATLS_CONN_INTERNAL_H
 
+#include <stddef.h>
 #include <time.h>
 
 #include <bearssl.h>
@@ -59,7 +60,7 @@ struct atls_conn {
 	/* Our fresh P-256 key and self-signed certificate (made during the handshake). A client
 	 * makes the key as soon as its ClientHello is out (key_ready). */
 	struct p256_key key;
-	int key_ready, key_tried;
+	int key_ready, key_tried, presigns;
 	unsigned char *cert;
 	size_t cert_len;
 	br_x509_certificate chain;
@@ -74,6 +75,19 @@ struct atls_conn {
 	int ca_dn_count;
 	int ca_dn_overflow;
 
+	/* The engine's curves and signature check: our own copy of atls_ec_client/server, so
+	 * that the check, which BearSSL hands only this pointer, finds its connection. */
+	br_ec_impl ec;
+	/* Client: the server's ServerKeyExchange signature. Checking it costs ~0.2 ms; it is
+	 * done while the server answers our second flight (atls_idle_work), and in any case
+	 * before the handshake counts as finished and before any application data goes out or
+	 * is taken in (conn.c). Public values: the server's key, hash value and signature. */
+	struct {
+		int pending, failed;
+		uint8_t q[P256_POINT_LEN], hv[64], sig[72];
+		size_t hv_len, sig_len;
+	} ske;
+
 	const br_ssl_client_certificate_class *ccert;
 	const br_ssl_server_policy_class *policy;
 	struct atls_peer x509; /* the peer-certificate check (peer.c) */
@@ -82,7 +96,7 @@ struct atls_conn {
 };
 
 void atls_key_user_data(const struct p256_key *k, uint8_t out[ATLS_USER_DATA_LEN]);
-int atls_cert_build(const struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
+int atls_cert_build(struct p256_key *k, time_t now, const uint8_t *oid, size_t oid_len,
 		    const uint8_t *doc, size_t doc_len, uint8_t *out, size_t cap, size_t *ret_len);
 void atls_peer_setup(struct atls_conn *c);
 /* The Go-like certificate check of §1.7 (without the attestation); exposed for fuzzing. */
@@ -95,11 +109,15 @@ void atls_policy_setup(struct atls_conn *c);
 int atls_make_cert(struct atls_conn *c);
 size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char *data, size_t len);
 void atls_conn_wipe_keys(struct atls_conn *c);
-/* Our work that needs nothing from the peer, done while it computes (before reading). */
-void atls_idle_work(struct atls_conn *c);
+/* One step of our work that needs nothing from the peer, done while it computes (when a read
+ * finds nothing); 1 after a step, 0 when none is left. */
+int atls_idle_work(struct atls_conn *c);
 /* The engine's algorithms (algs.c): SHA-256/384, AES-GCM and ChaCha20-Poly1305 with the CPU's
  * implementations chosen once, X25519 (libsodium) and P-256 for ECDHE, P-256 ECDSA checks. */
-void atls_engine_algorithms(br_ssl_engine_context *eng, int is_server);
+void atls_engine_algorithms(struct atls_conn *c, br_ssl_engine_context *eng);
+/* Client: the deferred check of the server's ServerKeyExchange signature, run once; 0 when it
+ * holds (or there is none), -EPROTO with the connection's error set when not. */
+int atls_ske_check(struct atls_conn *c);
 extern const br_ec_impl atls_ec_client, atls_ec_server;
 
 #endif

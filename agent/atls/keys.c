@@ -85,23 +85,42 @@ size_t atls_sign(struct atls_conn *c, int hash_id, size_t hv_len, unsigned char 
 	if (hv_len > sizeof hv)
 		return 0;
 	memcpy(hv, data, hv_len);
-	n = p256_sign(&c->key, h, hv, sig, sizeof sig);
+	n = p256_sign_presigned(&c->key, h, hv, sig, sizeof sig);
 	if (n == 0 || n > len)
 		return 0;
 	memcpy(data, sig, n);
 	return n;
 }
 
-/* A client with an issuer needs a certificate key once the server's CertificateRequest is
- * in; it makes it right after its ClientHello went out, while the server computes its first
- * flight (one key per connection, made once: a failure is left for atls_make_cert to
- * report). */
-void atls_idle_work(struct atls_conn *c)
+/* One step of our work that needs nothing from the peer; conn.c calls it when a read finds
+ * nothing in, so it runs while the peer computes. A client checks the server's signature
+ * once it is in (the engine went on as if it held): normally while the server answers our
+ * second flight. A client with an issuer makes its certificate key and the nonces of its
+ * two signatures (certificate, CertificateVerify) while the server computes its first
+ * flight: one key per connection, made once (a failure is left for atls_make_cert to
+ * report); a nonce not made in time is made when signing. 1 after a step, 0 when none is
+ * left. */
+int atls_idle_work(struct atls_conn *c)
 {
-	if (c->is_server || !c->cfg.issuer || c->key_ready || c->key_tried)
-		return;
-	c->key_tried = 1;
-	c->key_ready = p256_generate(&c->key) == 0;
+	if (c->is_server)
+		return 0;
+	if (c->ske.pending) {
+		(void)atls_ske_check(c); /* a failure: conn.c ends the handshake */
+		return 1;
+	}
+	if (!c->cfg.issuer || c->cert)
+		return 0;
+	if (!c->key_ready && !c->key_tried) {
+		c->key_tried = 1;
+		c->key_ready = p256_generate(&c->key) == 0;
+		return 1;
+	}
+	if (c->key_ready && c->presigns < 2) {
+		c->presigns++;
+		(void)p256_presign(&c->key);
+		return 1;
+	}
+	return 0;
 }
 
 void atls_conn_wipe_keys(struct atls_conn *c)

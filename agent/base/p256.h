@@ -1,6 +1,8 @@
-/* ECDSA P-256 keys on BearSSL: a fresh key with its SubjectPublicKeyInfo, ASN.1 signatures,
- * and the SEC1 "EC PRIVATE KEY" encoding kubelet reads. Used by the aTLS certificates (one
- * key per connection) and the kubelet CSR (one key per join attempt). */
+/* ECDSA P-256 keys: a fresh key with its SubjectPublicKeyInfo, ASN.1 signatures and their
+ * check, and the SEC1 "EC PRIVATE KEY" encoding kubelet reads. Used by the aTLS certificates
+ * and handshake signatures (one key per connection) and the kubelet CSR (one key per join
+ * attempt). The curve arithmetic is nettle's hogweed (side-channel silent, 3-4x BearSSL 0.6's
+ * ec_p256_m31, which has no 64-bit P-256); BearSSL does the encodings and hashes around it. */
 #ifndef CONSTEL_BASE_P256_H
 #define CONSTEL_BASE_P256_H
 
@@ -9,19 +11,45 @@
 
 #include <bearssl.h>
 
-#define P256_SPKI_LEN 91 /* SubjectPublicKeyInfo DER of an uncompressed point */
+#define P256_SPKI_LEN  91 /* SubjectPublicKeyInfo DER of an uncompressed point */
+#define P256_POINT_LEN 65 /* 04 || X || Y */
+
+/* A signature's message-independent part, made ahead (p256_presign) and used once: r, the
+ * nonce's inverse and kinv * x * r mod n, as little-endian 64-bit limbs. */
+struct p256_presig {
+	int ready;
+	uint64_t r[4], kinv[4], t[4];
+};
 
 struct p256_key {
 	unsigned char sk[BR_EC_KBUF_PRIV_MAX_SIZE];
-	br_ec_private_key priv;
-	uint8_t spki[P256_SPKI_LEN];
+	br_ec_private_key priv;	     /* curve, and x = sk (32 bytes, big-endian) */
+	uint8_t spki[P256_SPKI_LEN]; /* ends with the public point */
+	struct p256_presig pre[2];
 };
 
 int p256_generate(struct p256_key *k);
+/* The key of the private scalar x (big-endian, 0 < x < n); -EINVAL when x is out of range. */
+int p256_set_private(struct p256_key *k, const uint8_t x[32]);
 /* Signs the hash value hv (of hash h) into sig as an ASN.1 ECDSA signature; returns its
- * length, 0 on failure. */
+ * length, 0 on failure. The nonce is hedged (RFC 6979 §3.6 style): drawn from an HMAC-DRBG
+ * seeded with the key, the hash value and fresh random bytes. */
 size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t *hv, uint8_t *sig,
 		 size_t cap);
+/* Makes the nonce of a later signature and the part of the signature that does not depend
+ * on the message (its scalar multiplication, ~50 us), for a caller that has time while it
+ * waits; the key keeps up to two. 0 when one was made or all are there, else -errno. The
+ * nonce: from an HMAC-DRBG seeded with the key, fresh random bytes and a counter. */
+int p256_presign(struct p256_key *k);
+/* p256_sign with a presigned nonce when the key holds one (which is then wiped: each is used
+ * once), else p256_sign. */
+size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uint8_t *hv,
+			   uint8_t *sig, size_t cap);
+/* Checks the ASN.1 ECDSA signature sig over the hash value hv with the public key pub (an
+ * uncompressed point); 1 when it holds, 0 when not: a bad signature, a malformed encoding,
+ * a point that is not on the curve. */
+int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t hv_len,
+		     const void *sig, size_t sig_len);
 /* SEC1 ECPrivateKey DER (RFC 5915, with the curve OID and the public key). */
 int p256_sec1_der(const struct p256_key *k, uint8_t *out, size_t cap, size_t *ret_len);
 void p256_wipe(struct p256_key *k);

@@ -130,6 +130,67 @@ TEST(atls_client_refuses_server_without_attestation)
 	pair_close(&p);
 }
 
+/* A server whose ServerKeyExchange signature is wrong (one bit of s flipped after signing):
+ * the client checks it after sending its second flight (algs.c), and must still refuse it
+ * before the handshake completes: no "ping" reaches the server. Both the join shape (the
+ * client attests) and the init shape (the server attests). */
+static const br_ssl_server_policy_class *real_policy;
+static int server_got_app_data;
+
+static size_t flip_do_sign(const br_ssl_server_policy_class **pctx, unsigned algo_id,
+			   unsigned char *data, size_t hv_len, size_t len)
+{
+	size_t n = real_policy->do_sign(pctx, algo_id, data, hv_len, len);
+
+	if (n > 8)
+		data[n - 2] ^= 0x01;
+	return n;
+}
+
+static void refuse_bad_ske(const struct atls_config *ccfg, const struct atls_config *scfg)
+{
+	br_ssl_server_policy_class bad;
+	struct pair p;
+	char buf[16];
+
+	CHECK(pair_open(&p, ccfg, scfg) == 0);
+	real_policy = p.sv->policy;
+	bad = *real_policy;
+	bad.do_sign = flip_do_sign;
+	p.sv->policy = &bad;
+	server_got_app_data = 0;
+	for (int round = 0; round < 200; round++) {
+		struct pollfd pfd[2] = {{p.fd[0], atls_events(p.cl), 0},
+					{p.fd[1], atls_events(p.sv), 0}};
+		ssize_t n = atls_write(p.cl, "ping", 4);
+
+		if (n < 0 && n != -EAGAIN)
+			break;
+		CHECK(n != 4);
+		if (atls_read(p.sv, buf, sizeof buf) > 0)
+			server_got_app_data = 1;
+		poll(pfd, 2, 10);
+	}
+	CHECK(!server_got_app_data);
+	CHECK(!atls_established(p.cl));
+	if (!strstr(atls_error(p.cl), "signature does not verify"))
+		harness_fail(__FILE__, __LINE__, "client: %s", atls_error(p.cl));
+	pair_close(&p);
+}
+
+TEST(atls_client_refuses_a_wrong_server_signature)
+{
+	struct atls_config join_c = {.issuer = &attest_dummy_issuer};
+	struct atls_config join_s = {.validators = &attest_dummy_validator, .n_validators = 1};
+	struct atls_config init_c = {.validators = &attest_dummy_validator, .n_validators = 1};
+	struct atls_config init_s = {.issuer = &attest_dummy_issuer};
+
+	refuse_bad_ske(&join_c, &join_s);
+	if (harness_failed())
+		return;
+	refuse_bad_ske(&init_c, &init_s);
+}
+
 /* An issuer that attests to the wrong nonce, as a replaying peer would. */
 static int stale_issue(void *ctx, const uint8_t user_data[ATLS_USER_DATA_LEN], const uint8_t *nonce,
 		       size_t nonce_len, uint8_t *doc, size_t cap, size_t *ret_len, char *err,

@@ -26,6 +26,7 @@ COMPONENTS = [
     (re.compile(r'libdevmapper\.a'), 'libdm'),
     (re.compile(r'libuuid\.a'), 'libuuid'),
     (re.compile(r'libnettle\.a'), 'nettle'),
+    (re.compile(r'libhogweed\.a'), 'nettle hogweed'),
     (re.compile(r'libsodium\.a'), 'libsodium'),
     (re.compile(r'libz\.a'), 'zlib'),
 ]
