@@ -11,7 +11,8 @@
 # QEMU nodes, its terraform qemu module's default; a direct kernel through qboot, like `pc`).
 # BOOT_BENCH_PC=1 adds reboots on netns with the `pc` machine; BOOT_BENCH_OLD_INITRD=FILE adds
 # reboots on netns with that initrd instead of $BUILD/initrd.img (an A/B of two agents, e.g. the
-# main branch's): each a set of its own, interleaved, as the tpm-crb one below.
+# main branch's), and with BOOT_BENCH_PC=1 also that initrd on `pc`: each a set of its own,
+# interleaved, as the tpm-crb one below.
 # For those reboots: median, min and max of QEMU start -> kubelet start (the kubelet stand-in's
 # first console line, host time), split into pre-kernel+kernel (QEMU start -> the agent's first
 # line) and agent (first line -> kubelet), and the agent's own phases (its boot timeline), each
@@ -129,6 +130,7 @@ for i in $(seq "$N"); do
 	[ "$CRB" = 1 ] && NODE_NETNS=$ns rejoin "w0-rejoin-crb-$i" --tpm-model crb
 	[ "$PC" = 1 ] && NODE_NETNS=$ns MACHINE=pc rejoin "w0-rejoin-pc-$i"
 	[ -n "$OLD" ] && NODE_NETNS=$ns initrd=$OLD rejoin "w0-rejoin-old-$i"
+	[ -n "$OLD" ] && [ "$PC" = 1 ] && NODE_NETNS=$ns MACHINE=pc initrd=$OLD rejoin "w0-rejoin-oldpc-$i"
 	floor_boot "floor-$i" || bad "floor boot $i (smoke guest)" "$logs/floor-$i.log"
 	probe_boot "probe-user-$i" user || bad "probe boot $i (user networking)" "$logs/probe-user-$i.log"
 	probe_boot "probe-netns-$i" netns || bad "probe boot $i (netns)" "$logs/probe-netns-$i.log"
@@ -139,9 +141,10 @@ import json, re, statistics, sys, os
 logs, n, initrd, smoke_initrd, crb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 machine, pc, old = sys.argv[6], sys.argv[7] == "1", sys.argv[8]
 HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")
-NETS = ["user", "netns"] + (["crb"] if crb else []) + (["pc"] if pc else []) + (["old"] if old else [])
+NETS = (["user", "netns"] + (["crb"] if crb else []) + (["pc"] if pc else []) + (["old"] if old else [])
+        + (["oldpc"] if old and pc else []))
 LABEL = {"user": "user net", "netns": "netns", "crb": "netns+crb", "pc": "netns, pc machine",
-         "old": "netns, old initrd"}
+         "old": "netns, old initrd", "oldpc": "netns, old initrd, pc"}
 
 def lines(boot):
     with open(os.path.join(logs, boot + ".log"), "rb") as f:
