@@ -219,6 +219,17 @@ for x in NETS:
 ph = lambda r, name: sum(p["ms"] for p in r["timeline"]["phases"] if p["name"] == name)
 for name in names:
     row("  " + name, [[ph(r, name) for r in rej[x]] for x in NETS], "ms")
+WAIT = re.compile(r"modules: waited (\d+) ms for the (\w+) phase's modules")
+def modwait(boot, phase=None):
+    """ms the agent waited for background-loaded modules (in phase, or in all)."""
+    return sum(int(m.group(1)) for _, l in lines(boot) for m in [WAIT.search(l)]
+               if m and (phase is None or m.group(2) == phase))
+for phase in ("root", "verity", "disk", "handover"):
+    if any(modwait(b, phase) for x in NETS for b in boots[x]):
+        row("    of which waiting for the %s modules" % phase,
+            [[modwait(b, phase) for b in boots[x]] for x in NETS], "ms")
+row("  modules + waits for them (the modules' share)",
+    [[ph(r, "modules") + modwait(b) for r, b in zip(rej[x], boots[x])] for x in NETS], "ms")
 row("  timeline total", [[r["timeline"]["total_ms"] for r in rej[x]] for x in NETS], "ms")
 row("  after the timeline (services, console)",
     [[1000 * (r["kubelet"] - r["first"]) - r["timeline"]["total_ms"] + ph(r, "mounts") for r in rej[x]]
@@ -278,6 +289,9 @@ with open(os.path.join(os.path.dirname(logs), "bench", "figures-boot-vm.txt"), "
         put("boot_%s_agent_kernel_ratio" % x, [(r["kubelet"] - r["first"]) / r["first"] for r in rej[x]])
         for name in names:
             put("boot_%s_phase_%s_ms" % (x, name), [ph(r, name) for r in rej[x]])
+        put("boot_%s_modwait_ms" % x, [modwait(b) for b in boots[x]])
+        put("boot_%s_modules_share_ms" % x,
+            [ph(r, "modules") + modwait(b) for r, b in zip(rej[x], boots[x])])
     for net in ("user", "netns"):
         for key in ("probe_dhcp_ms", "probe_http_total_ms", "probe_tcp_connect_ms"):
             if probe(net, key):
