@@ -443,8 +443,12 @@ int modules_start_with(const char *list, const char *dep, const char *phase,
 static int drain(void)
 {
 	for (;;) {
-		ssize_t k = read(bg_fd, bg.buf + bg.len, sizeof bg.buf - 1 - bg.len);
+		ssize_t k;
 		char *nl;
+
+		if (bg.len >= sizeof bg.buf - 1)
+			bg.len = 0; /* no line is this long: not ours, dropped */
+		k = read(bg_fd, bg.buf + bg.len, sizeof bg.buf - 1 - bg.len);
 
 		if (k < 0 && errno == EINTR)
 			continue;
