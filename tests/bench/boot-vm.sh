@@ -13,7 +13,9 @@
 # reboots on netns with that initrd instead of $BUILD/initrd.img (an A/B of two agents, e.g. the
 # main branch's), and with BOOT_BENCH_PC=1 also that initrd on `pc`: each a set of its own,
 # interleaved, as the tpm-crb one below. BOOT_BENCH_SMP2=1 adds reboots on netns at -smp 2
-# (every other boot is -smp 1).
+# (every other boot is -smp 1). BOOT_BENCH_PREEMPT=1 adds reboots on netns with preempt=full on
+# the kernel command line (Debian's kernel is PREEMPT_DYNAMIC, voluntary by default): the agent's
+# background module loads then yield to PID 1 inside the kernel too.
 # For those reboots: median, min and max of QEMU start -> kubelet start (the kubelet stand-in's
 # first console line, host time), split into pre-kernel+kernel (QEMU start -> the agent's first
 # line) and agent (first line -> kubelet), and the agent's own phases (its boot timeline), each
@@ -46,6 +48,7 @@ CRB=${BOOT_BENCH_CRB:-0}
 MACHINE=${BOOT_BENCH_MACHINE:-q35}
 PC=${BOOT_BENCH_PC:-0}
 SMP2=${BOOT_BENCH_SMP2:-0}
+PREEMPT=${BOOT_BENCH_PREEMPT:-0}
 OLD=${BOOT_BENCH_OLD_INITRD:-}
 [ -z "$OLD" ] || [ -f "$OLD" ] || { echo "bench: boot: BOOT_BENCH_OLD_INITRD $OLD is not a file"; exit 1; }
 case $MACHINE in pc | q35) ;; *) echo "bench: boot: BOOT_BENCH_MACHINE must be pc or q35"; exit 1 ;; esac
@@ -134,23 +137,27 @@ for i in $(seq "$N"); do
 	[ -n "$OLD" ] && NODE_NETNS=$ns initrd=$OLD rejoin "w0-rejoin-old-$i"
 	[ -n "$OLD" ] && [ "$PC" = 1 ] && NODE_NETNS=$ns MACHINE=pc initrd=$OLD rejoin "w0-rejoin-oldpc-$i"
 	[ "$SMP2" = 1 ] && NODE_NETNS=$ns rejoin "w0-rejoin-smp2-$i" --smp 2
+	# (node_boot's command line and preempt=full: vm.py takes the last --append)
+	[ "$PREEMPT" = 1 ] && NODE_NETNS=$ns rejoin "w0-rejoin-preempt-$i" \
+		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min preempt=full"
 	[ "$SMP2" = 1 ] && [ -n "$OLD" ] && NODE_NETNS=$ns initrd=$OLD rejoin "w0-rejoin-oldsmp2-$i" --smp 2
 	floor_boot "floor-$i" || bad "floor boot $i (smoke guest)" "$logs/floor-$i.log"
 	probe_boot "probe-user-$i" user || bad "probe boot $i (user networking)" "$logs/probe-user-$i.log"
 	probe_boot "probe-netns-$i" netns || bad "probe boot $i (netns)" "$logs/probe-netns-$i.log"
 done
 
-python3 - "$logs" "$N" "$initrd" "$work/smoke-initrd.gz" "$CRB" "$MACHINE" "$PC" "$OLD" "$SMP2" <<'EOF'
+python3 - "$logs" "$N" "$initrd" "$work/smoke-initrd.gz" "$CRB" "$MACHINE" "$PC" "$OLD" "$SMP2" "$PREEMPT" <<'EOF'
 import json, re, statistics, sys, os
 logs, n, initrd, smoke_initrd, crb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 machine, pc, old, smp2 = sys.argv[6], sys.argv[7] == "1", sys.argv[8], sys.argv[9] == "1"
+preempt = sys.argv[10] == "1"
 HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")
 NETS = (["user", "netns"] + (["crb"] if crb else []) + (["pc"] if pc else []) + (["old"] if old else [])
         + (["oldpc"] if old and pc else []) + (["smp2"] if smp2 else [])
-        + (["oldsmp2"] if smp2 and old else []))
+        + (["oldsmp2"] if smp2 and old else []) + (["preempt"] if preempt else []))
 LABEL = {"user": "user net", "netns": "netns", "crb": "netns+crb", "pc": "netns, pc machine",
          "old": "netns, old initrd", "oldpc": "netns, old initrd, pc", "smp2": "netns, -smp 2",
-         "oldsmp2": "netns, old initrd, -smp 2"}
+         "oldsmp2": "netns, old initrd, -smp 2", "preempt": "netns, preempt=full"}
 
 def lines(boot):
     with open(os.path.join(logs, boot + ".log"), "rb") as f:
