@@ -81,8 +81,10 @@ int pid1_main(void)
 		die(cfg.reboot_delay_s, err);
 	log_set_level(cfg.log_level);
 	log_info("constel-agent starting as PID 1 (csp %s, attestation %s)", cfg.csp, cfg.variant);
+	/* the NIC's modules now; the others in the background, each waited for before the
+	 * phase that needs it (modules_wait in agent/flow/) */
 	timeline_mark("modules");
-	if ((r = modules_load_list("/etc/modules.list")) > 0)
+	if ((r = modules_start("/etc/modules.list")) > 0)
 		log_warn("boot: %d kernel modules did not load", r);
 	timeline_mark("entropy");
 	if (boot_entropy_wait(60000) < 0)

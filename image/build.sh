@@ -125,10 +125,9 @@ if [ ! -e "$F/done" ]; then
 	trap 'rm -rf "$tmp"' EXIT
 	# the agent's initrd for the image's kernel: initrd/build.sh's parts (modules.txt, mke2fs)
 	# and squashfs, the root's file system
-	mods=$(grep -v '^#' "$repo/initrd/modules.txt" | tr -s ' \n' ' ')
-	case " $mods " in *" squashfs "*) ;; *) mods="$mods squashfs" ;; esac
+	# (squashfs: the root phase's, loaded in the background like the rest, see modules.txt)
 	python3 "$repo/initrd/mkinitrd.py" "$tmp/initrd.img" --init "$agent" --kver "$kver" \
-		--module-root "$R/tree" --modules "$mods" --file "$mke2fs:/sbin/mke2fs" --compress gzip >/dev/null
+		--module-root "$R/tree" --modules-file "$repo/initrd/modules.txt" --modules squashfs:root --file "$mke2fs:/sbin/mke2fs" --compress gzip >/dev/null
 	# the command line as mkosi 14's install_unified_kernel writes it: the configured one, a
 	# space, roothash=<hex>
 	cl=$(sed -n 's/^KernelCommandLine=//p' "$here/mkosi.conf" | sed 's/^!\* *//')

@@ -39,6 +39,5 @@ else
 	[ -n "$KVER" ] && [ "$(echo "$KVER" | wc -l)" = 1 ] ||
 		die "want exactly one kernel in $root/lib/modules, found: ${KVER:-none}"
 fi
-modules=$(grep -v '^#' "$here/modules.txt" | tr -s ' \n' ' ')
 python3 "$here/mkinitrd.py" "$out" --init "$agent" --kver "$KVER" --module-root "$root" \
-	--modules "$modules" --file "$mke2fs:/sbin/mke2fs" --compress "$compress" --sizes
+	--modules-file "$here/modules.txt" --file "$mke2fs:/sbin/mke2fs" --compress "$compress" --sizes

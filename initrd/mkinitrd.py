@@ -5,10 +5,14 @@ inputs give the same bytes on any machine (sorted names, inode numbers 1..n in t
 settings. The guest has no modprobe, so the kernel modules come with everything they depend on,
 as plain .ko (a .ko.xz, .ko.zst or .ko.gz of the kernel package is unpacked here); /etc/modules.list
 names them in load order and /etc/modules.dep what each waits for (agent/boot/modules.c reads
-both).
+both). A module given as NAME:PHASE (or under a "#@ PHASE" line of --modules-file) is first
+needed by that boot phase (PHASES; a bare NAME: "network", before the network); each module
+then gets the earliest phase of the modules that need it, the list is sorted by phase
+(dependencies stay first), and /etc/modules.phase says the phase of each, so that the agent
+loads the network's modules first and the rest in the background.
 
-  mkinitrd.py OUT --init BIN --kver KVER [--modules "name ..."] [--file SRC:/DEST]...
-              [--module-root DIR] [--compress gzip|zstd|none] [--sizes]
+  mkinitrd.py OUT --init BIN --kver KVER [--modules "name[:phase] ..."] [--modules-file F]
+              [--file SRC:/DEST]... [--module-root DIR] [--compress gzip|zstd|none] [--sizes]
 """
 import argparse
 import gzip
@@ -23,6 +27,9 @@ import sys
 MOUNT_POINTS = ["/bin", "/dev", "/etc", "/proc", "/run", "/sbin", "/sys", "/tmp"]
 MODULES_LIST = "/etc/modules.list"
 MODULES_DEP = "/etc/modules.dep"
+MODULES_PHASE = "/etc/modules.phase"
+# The boot phases that need modules, in boot order (agent/boot/boot.h enum modules_phase).
+PHASES = ["network", "root", "verity", "disk", "handover"]
 GZIP_LEVEL = 9
 # -19 is what ../shared/notes/qemu.md booted; one thread, because zstd's multithreaded output
 # is framed differently and ZSTD_NBTHREADS in the environment must not change the bytes.
@@ -73,16 +80,55 @@ def read_file(path, what):
 KO_UNPACK = {".ko.xz": "xz", ".ko.zst": "zstd", ".ko.gz": "gzip"}
 
 
+def parse_modules(words, path):
+    """[(name, phase)] of --modules words (NAME or NAME:PHASE) and of a modules file (one name
+    a line; "#@ PHASE" sets the phase of the names after it; other "#" lines are comments)."""
+    out = []
+    for w in words:
+        name, _, phase = w.partition(":")
+        out.append((name, phase or "network"))
+    if path:
+        phase = "network"
+        for n, line in enumerate(read_file(path, "--modules-file").decode().splitlines(), 1):
+            words = line.split()
+            if line.startswith("#@"):
+                if len(words) != 2:
+                    die("%s:%d: want '#@ PHASE'" % (path, n))
+                phase = words[1]
+            elif words and not line.startswith("#"):
+                if len(words) != 1:
+                    die("%s:%d: one module name a line" % (path, n))
+                out.append((words[0], phase))
+    for name, phase in out:
+        if phase not in PHASES:
+            die("module %s: no such phase '%s' (one of %s)" % (name, phase, " ".join(PHASES)))
+    return out
+
+
+def by_phase(order, phases):
+    """order (as resolve_modules returns it) sorted by phase, stably, the wait sets renumbered;
+    and the phase of each."""
+    new = sorted(range(len(order)), key=lambda i: (phases[i], i))
+    where = {old: k for k, old in enumerate(new)}
+    out = [(order[i][0], order[i][1], {where[j] for j in order[i][2]}) for i in new]
+    for k, (_, inside, waits) in enumerate(out):
+        if any(j >= k for j in waits):  # a dependency of a later phase than its dependent
+            die("module %s: a dependency would load after it" % inside)
+    return out, [phases[i] for i in new]
+
+
 def resolve_modules(names, kver, root):
     """modprobe's "insmod PATH" lines, dependencies first, in the order the names are given;
-    shared dependencies keep their first place. Returns [(host path, path in the archive,
-    set of indexes into the result this module must wait for)]: a module waits for every
+    shared dependencies keep their first place. names: [(name, phase index)]. Returns
+    ([(host path, path in the archive, set of indexes into the result this module must wait
+    for)], [phase index of each]): a module's phase is the earliest of the names whose chain
+    holds it; a module waits for every
     earlier-placed module before it in each chain modprobe printed with it, which covers its
     modules.dep dependencies and the soft dependencies modprobe loads first (all of them are
     in the chain where the module first appears, before it), so that a loader may load the
     others in parallel."""
-    seen, order = {}, []
-    for name in names:
+    seen, order, phases = {}, [], []
+    for name, phase in names:
         where = ["-d", root] if root != "/" else []
         r = subprocess.run(["modprobe"] + where + ["-S", kver, "--show-depends", name],
                            capture_output=True, text=True)
@@ -104,10 +150,12 @@ def resolve_modules(names, kver, root):
             if inside not in seen:
                 seen[inside] = len(order)
                 order.append((host, inside, set()))
+                phases.append(phase)
             i = seen[inside]
             order[i][2].update(j for j in chain if j < i)
+            phases[i] = min(phases[i], phase)
             chain.append(i)
-    return order
+    return by_phase(order, phases)
 
 
 def read_module(host):
@@ -212,7 +260,10 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--init", default="", help="the program that becomes /init")
     ap.add_argument("--kver", default="", help="kernel version the modules are for")
-    ap.add_argument("--modules", default="", help="module names, space separated")
+    ap.add_argument("--modules", default="",
+                    help="module names, space separated, each NAME or NAME:PHASE")
+    ap.add_argument("--modules-file", default="",
+                    help="more modules: a file like initrd/modules.txt")
     ap.add_argument("--module-root", default="/",
                     help="root whose /lib/modules/KVER holds the modules (an OS image's tree)")
     ap.add_argument("--file", action="append", default=[], metavar="SRC:/DEST")
@@ -226,7 +277,8 @@ def main():
         die("SOURCE_DATE_EPOCH '%s' is not a number of seconds" % epoch)
     if not a.init:
         die("--init BIN is missing: the initrd needs a program to run as /init")
-    if not a.kver and a.modules.split():
+    names = parse_modules(a.modules.split(), a.modules_file)
+    if not a.kver and names:
         die("--kver KVER is missing: the modules must match the kernel that boots")
     if not os.path.isfile(a.init) or not os.access(a.init, os.X_OK):
         die("--init: '%s' is not an executable file" % a.init)
@@ -236,7 +288,8 @@ def main():
         tree.add_dir(d)
     tree.add_file("/init", read_file(a.init, "--init"), 0o755, "init")
 
-    mods = resolve_modules(a.modules.split(), a.kver, a.module_root)
+    mods, phases = resolve_modules([(n, PHASES.index(p)) for n, p in names], a.kver,
+                                   a.module_root)
     for host, inside, _ in mods:
         tree.add_file(inside, read_module(host), 0o644, "kernel modules")
     tree.add_file(MODULES_LIST, "".join(m[1] + "\n" for m in mods).encode(), 0o644,
@@ -247,6 +300,12 @@ def main():
         tree.add_file(MODULES_DEP, "".join(
             "%d:%s\n" % (i, "".join(" %d" % (j + 1) for j in sorted(m[2])))
             for i, m in enumerate(mods, start=1)).encode(), 0o644, "other files")
+    # Line i of modules.phase: "i: PHASE", the first boot phase that needs module i; only when
+    # some module can wait (without it the agent loads all before the network).
+    if any(phases):
+        tree.add_file(MODULES_PHASE, "".join(
+            "%d: %s\n" % (i, PHASES[p]) for i, p in enumerate(phases, start=1)).encode(), 0o644,
+            "other files")
 
     for f in a.file:
         src, sep, dest = f.partition(":")

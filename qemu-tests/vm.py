@@ -196,8 +196,8 @@ def start_swtpm(a, tmp, summary, procs):
 
 def qemu_command(a, k, tmp=None, tap=None):
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
-           "-monitor", "none", "-machine", "q35" if a.uefi else "pc", "-cpu", "max", "-smp",
-           "1", "-accel", "tcg", "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
+           "-monitor", "none", "-machine", a.machine or ("q35" if a.uefi else "pc"), "-cpu", "max", "-smp",
+           str(a.smp), "-accel", "tcg", "-m", str(a.memory), "-serial", "stdio", "-no-reboot",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if a.uefi and a.ovmf:  # the unified image, read-only: OVMF keeps its variables in memory
         cmd += ["-bios", a.ovmf]
@@ -339,6 +339,12 @@ def main():
     ap.add_argument("--tpm-model", choices=("tis", "crb"),
                     help="the TPM's interface: tpm-tis (default; libvirt's default on x86, so "
                     "Constellation's QEMU nodes') or tpm-crb (the default with --uefi)")
+    ap.add_argument("--machine", choices=("pc", "q35"),
+                    help="QEMU's machine: pc (default for --initrd) or q35 (the default with "
+                    "--uefi; Constellation's QEMU nodes, its terraform module's default); both "
+                    "boot a direct kernel through qboot")
+    ap.add_argument("--smp", type=int, choices=range(1, 5), default=1, metavar="N",
+                    help="virtual CPUs (1 to 4; default 1, what every test boots)")
     ap.add_argument("--append", default="", help="extra kernel command-line words")
     ap.add_argument("--kill-on", type=regex, metavar="REGEX",
                     help="SIGKILL QEMU on the first console line matching this (a power cut)")

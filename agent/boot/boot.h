@@ -37,6 +37,37 @@ struct modules_opts {
 int modules_load_with(const char *list, const char *dep, const struct modules_opts *o);
 int modules_finit(const char *path);
 
+/* The boot phases that need modules, in the order they come (initrd/modules.txt marks each
+ * module with the first that needs it; initrd/mkinitrd.py writes /etc/modules.phase). */
+enum modules_phase {
+	MODULES_NETWORK,  /* before the network: the NIC (loaded in the foreground) */
+	MODULES_ROOT,	  /* the real root: its disk and file system */
+	MODULES_VERITY,	  /* a dm-verity root */
+	MODULES_DISK,	  /* the state disk: dm-crypt, dm-integrity, their ciphers, ext4 */
+	MODULES_HANDOVER, /* the real root's services (containerd's overlayfs) */
+	MODULES_PHASES
+};
+const char *modules_phase_name(enum modules_phase p);
+
+/* PID 1's loader: as modules_load_list, but with list's sibling NAME.phase (line i "i: PHASE")
+ * only the network phase's modules load now; the others load in the background, in one child
+ * process (list order, which puts the earlier phases first; in parallel as above), which
+ * reports each module on a pipe. Without NAME.phase (or with one that does not match the list,
+ * one line) all load now. Returns the number of failures of those loaded now, or -errno. The
+ * child is not waited for here: the supervisor reaps it with the orphans. */
+int modules_start(const char *list);
+/* modules_start's engine, for the tests: phase NULL for none. */
+int modules_start_with(const char *list, const char *dep, const char *phase,
+		       const struct modules_opts *o);
+/* Waits until the background child has reported every module of phase p and of the phases
+ * before it, at most timeout_ms (and not past modules_start's deadline_ms). Returns 0 at once
+ * when there is no background loading (none started, or all of them loaded now); else the
+ * number of those modules that failed (each said in one line by the child), -ETIMEDOUT (one
+ * line) or -ECHILD when the child ended first (one line). Logs how long it waited, when it
+ * did. */
+int modules_wait(enum modules_phase p, int timeout_ms);
+#define MODULES_WAIT_MS 30000
+
 /* The value of key on a kernel command line (kernel quoting rules; the last occurrence wins;
  * nothing after "--"). Returns 1 and the value in out ("" for a bare key), 0 when absent,
  * -ENAMETOOLONG when the value does not fit in outlen. */

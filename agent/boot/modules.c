@@ -5,8 +5,14 @@
  * child process of ours (finit_module blocks its caller for the whole load and probe; the agent
  * has one thread); with one CPU, constel.module-jobs=1, or without modules.dep, one after the
  * other in list order, here.
+ * With /etc/modules.phase (initrd/mkinitrd.py: line i "i: PHASE", the first boot phase that
+ * needs module i) only the "network" modules load here, before the network; the rest load in
+ * one background child in list order (which mkinitrd.py sorted by phase), while the network,
+ * DHCP and the peers are waited for, and the child reports each module on a pipe;
+ * modules_wait(PHASE) waits, bounded, for every module of that phase and the ones before it.
  * Plain .ko files only: Debian's 6.1 kernel has no in-kernel decompression
  * (../shared/notes/qemu.md §2), so initrd/mkinitrd.py unpacks compressed ones at build time. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,14 +31,37 @@
 
 #define LIST_MAX     (64 * 1024) /* bytes of modules.list or modules.dep */
 #define POLL_TICK_MS 10		 /* how often a child without a pidfd is checked */
+#define MODULES_NICE 10		 /* the background loader's */
 
 struct mod {
 	const char *path;
 	uint64_t deps[MODULES_MAX / 64]; /* bit j: waits for module j */
 	pid_t pid;
-	int pidfd, state; /* 0 waiting, 1 loading, 2 done */
+	int pidfd, state; /* 0 waiting, 1 loading, 2 done, 3 not ours (another phase) */
+	int phase;	  /* enum modules_phase */
 	int64_t t0;
 };
+
+static const char *const phase_names[MODULES_PHASES] = {"network", "root", "verity", "disk",
+							"handover"};
+
+const char *modules_phase_name(enum modules_phase p)
+{
+	return p >= 0 && p < MODULES_PHASES ? phase_names[p] : "?";
+}
+
+/* The one set of modules of this boot: the list's text (paths point into it), and for the
+ * background child's modules, what the child reported (0 not yet, 1 loaded, 2 failed). */
+static struct {
+	struct mod m[MODULES_MAX];
+	char *text;
+	int n, failed, reported[MODULES_MAX];
+	pid_t pid;
+	int64_t deadline;
+	char buf[64];
+	size_t len;
+} bg;		       /* zero: in .bss, no bytes of the file */
+static int bg_fd = -1; /* the pipe from the background child */
 
 static int64_t now_ms(void)
 {
@@ -134,21 +164,35 @@ static int judged(const struct mod *m, int r)
 	return log_err(r, "modules: loading %s", m->path);
 }
 
-static void ended(struct mod *m, int status, int *failed)
+/* A module's end: counted, logged when it failed, and (report_fd >= 0: the background child)
+ * reported to PID 1 as "INDEX 0|1\n" (1: failed), one write of less than PIPE_BUF. */
+static void finish(struct mod *m, int i, int r, int report_fd, int *failed)
+{
+	int bad = judged(m, r) < 0;
+
+	m->state = 2;
+	*failed += bad;
+	log_debug("modules: %s in %lld ms", m->path, (long long)(now_ms() - m->t0));
+	if (report_fd >= 0) {
+		char line[32];
+		int k = snprintf(line, sizeof line, "%d %d\n", i, bad);
+
+		(void)!write(report_fd, line, (size_t)k);
+	}
+}
+
+static void ended(struct mod *m, int i, int status, int report_fd, int *failed)
 {
 	int r = WIFEXITED(status) ? -WEXITSTATUS(status) : -EINTR;
 
 	if (m->pidfd >= 0)
 		close(m->pidfd);
 	m->pidfd = -1;
-	m->state = 2;
-	log_debug("modules: %s in %lld ms", m->path, (long long)(now_ms() - m->t0));
-	if (judged(m, r) < 0)
-		(*failed)++;
+	finish(m, i, r, report_fd, failed);
 }
 
 /* Starts module i in a child; loads it here when there is no child to be had. */
-static void start(struct mod *m, const struct modules_opts *o, int *failed)
+static void start(struct mod *m, int i, const struct modules_opts *o, int report_fd, int *failed)
 {
 	m->t0 = now_ms();
 	m->pid = fork();
@@ -158,40 +202,38 @@ static void start(struct mod *m, const struct modules_opts *o, int *failed)
 		_exit(r < 0 && -r < 256 ? -r : (r < 0 ? EIO : 0));
 	}
 	if (m->pid < 0) {
-		m->state = 2;
-		if (judged(m, o->load(m->path)) < 0)
-			(*failed)++;
+		finish(m, i, o->load(m->path), report_fd, failed);
 		return;
 	}
 	m->state = 1;
 	m->pidfd = (int)syscall(SYS_pidfd_open, m->pid, 0);
 }
 
-int modules_load_with(const char *list, const char *dep, const struct modules_opts *o)
+/* Reads list (and dep) into bg.m and bg.text: the count, or -errno (one line). jobs is set to
+ * 1 when the dependencies are unknown (then each waits for the one before it). */
+static int read_list(const char *list, const char *dep, int *jobs)
 {
-	static struct mod m[MODULES_MAX];
-	char *text = NULL, *deptext = NULL, *save = NULL, *line;
-	int n = 0, failed = 0, done = 0, running = 0, jobs = o->jobs, bad, r;
-	int64_t t0 = now_ms(), deadline = t0 + o->deadline_ms;
+	char *deptext = NULL, *save = NULL, *line;
+	int n = 0, bad, r;
 
-	if ((r = slurp(list, &text)) < 0)
+	free(bg.text);
+	bg.text = NULL;
+	if ((r = slurp(list, &bg.text)) < 0)
 		return log_err(r, "modules: %s", list);
-	memset(m, 0, sizeof m);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	memset(bg.m, 0, sizeof bg.m);
+	for (line = strtok_r(bg.text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		line[strcspn(line, "\r")] = 0;
 		if (!line[0] || line[0] == '#')
 			continue;
-		if (n == MODULES_MAX) {
-			free(text);
+		if (n == MODULES_MAX)
 			return log_err(-E2BIG, "modules: %s names more than %d modules", list,
 				       MODULES_MAX);
-		}
-		m[n].pidfd = -1;
-		m[n++].path = line;
+		bg.m[n].pidfd = -1;
+		bg.m[n++].path = line;
 	}
 	/* Without what each waits for, each waits for the one before it: the list order. */
 	r = dep ? slurp(dep, &deptext) : -ENOENT;
-	if (r == 0 && parse_deps(deptext, m, n, &bad) < 0) {
+	if (r == 0 && parse_deps(deptext, bg.m, n, &bad) < 0) {
 		log_warn("modules: %s line %d does not match %s: loading in list order", dep, bad,
 			 list);
 		r = -EINVAL;
@@ -200,16 +242,27 @@ int modules_load_with(const char *list, const char *dep, const struct modules_op
 	}
 	free(deptext);
 	if (r < 0)
-		jobs = 1;
+		*jobs = 1;
+	return n;
+}
 
+/* Loads the modules of bg.m whose state is 0 (the others count as done), jobs at a time, each
+ * after what it waits for, until deadline; reports each to report_fd (-1: none). Returns the
+ * number of failures. */
+static int load_set(int n, int jobs, const struct modules_opts *o, int report_fd)
+{
+	struct mod *m = bg.m;
+	int failed = 0, done = 0, running = 0;
+	int64_t deadline = now_ms() + o->deadline_ms;
+
+	for (int i = 0; i < n; i++)
+		done += m[i].state != 0;
 	if (jobs <= 1) {
-		for (int i = 0; i < n; i++) {
-			m[i].t0 = now_ms();
-			if (judged(&m[i], o->load(m[i].path)) < 0)
-				failed++;
-			log_debug("modules: %s in %lld ms", m[i].path,
-				  (long long)(now_ms() - m[i].t0));
-		}
+		for (int i = 0; i < n; i++)
+			if (m[i].state == 0) {
+				m[i].t0 = now_ms();
+				finish(&m[i], i, o->load(m[i].path), report_fd, &failed);
+			}
 		done = n;
 	}
 	while (done < n) {
@@ -232,7 +285,7 @@ int modules_load_with(const char *list, const char *dep, const struct modules_op
 		}
 		for (int i = 0; i < n && running < jobs; i++)
 			if (m[i].state == 0 && ready(m, i)) {
-				start(&m[i], o, &failed);
+				start(&m[i], i, o, report_fd, &failed);
 				if (m[i].state == 1)
 					running++;
 				else
@@ -252,15 +305,217 @@ int modules_load_with(const char *list, const char *dep, const struct modules_op
 			int status;
 
 			if (m[i].state == 1 && waitpid(m[i].pid, &status, WNOHANG) == m[i].pid) {
-				ended(&m[i], status, &failed);
+				ended(&m[i], i, status, report_fd, &failed);
 				running--;
 				done++;
 			}
 		}
 	}
-	free(text);
+	return failed;
+}
+
+int modules_load_with(const char *list, const char *dep, const struct modules_opts *o)
+{
+	int jobs = o->jobs, n, failed;
+	int64_t t0 = now_ms();
+
+	if ((n = read_list(list, dep, &jobs)) < 0)
+		return n;
+	failed = load_set(n, jobs, o, -1);
 	log_info("modules: %d loaded, %d failed, in %lld ms (%d at a time)", n - failed, failed,
 		 (long long)(now_ms() - t0), jobs);
+	return failed;
+}
+
+/* modules.phase: line i is "i: NAME", NAME one of phase_names, no module before one it waits
+ * for. 0, or -EINVAL with the line. */
+static int parse_phases(char *text, int n, int *bad_line)
+{
+	char *save = NULL, *line;
+	int i = 0;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end;
+		long v = strtol(line, &end, 10);
+		int p;
+
+		*bad_line = i + 1;
+		if (i >= n || end == line || *end != ':' || v != i + 1)
+			return -EINVAL;
+		end += strspn(end + 1, " ") + 1;
+		for (p = 0; p < MODULES_PHASES && strcmp(end, phase_names[p]); p++)
+			;
+		if (p == MODULES_PHASES)
+			return -EINVAL;
+		bg.m[i].phase = p;
+		for (int j = 0; j < i; j++)
+			if ((bg.m[i].deps[j / 64] >> (j % 64) & 1) && bg.m[j].phase > p)
+				return -EINVAL;
+		i++;
+	}
+	*bad_line = i + 1;
+	return i == n ? 0 : -EINVAL;
+}
+
+/* The background child: loads every module not of the network phase, reports each on fd. */
+static __attribute__((noreturn)) void background(int n, int jobs, const struct modules_opts *o,
+						 int fd)
+{
+	sigset_t none;
+	int failed, count = 0;
+	int64_t t0 = now_ms();
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* PID 1's shutdown SIGTERM ends it */
+	/* PID 1's own work (DHCP, the handshakes) is the boot's critical path: the modules take
+	 * the CPU it leaves while it waits for its peers (with one CPU it matters) */
+	if (setpriority(PRIO_PROCESS, 0, MODULES_NICE) < 0)
+		log_debug("modules: no nice %d for the background loader", MODULES_NICE);
+	for (int i = 0; i < n; i++) {
+		bg.m[i].state = bg.m[i].phase == MODULES_NETWORK ? 2 : 0;
+		count += bg.m[i].state == 0;
+	}
+	failed = load_set(n, jobs, o, fd);
+	log_info("modules: %d more loaded in the background, %d failed, in %lld ms (%d at a "
+		 "time)",
+		 count - failed, failed, (long long)(now_ms() - t0), jobs);
+	_exit(0);
+}
+
+int modules_start_with(const char *list, const char *dep, const char *phase,
+		       const struct modules_opts *o)
+{
+	char *text = NULL;
+	int jobs = o->jobs, n, failed, later = 0, bad, p[2], r;
+	int64_t t0 = now_ms();
+
+	if (bg_fd >= 0)
+		close(bg_fd);
+	bg_fd = -1;
+	bg.n = 0;
+	if ((n = read_list(list, dep, &jobs)) < 0)
+		return n;
+	r = phase ? slurp(phase, &text) : -ENOENT;
+	if (r == 0 && parse_phases(text, n, &bad) < 0) {
+		log_warn("modules: %s line %d does not match %s: loading all before the network",
+			 phase, bad, list);
+		r = -EINVAL;
+	} else if (r < 0 && r != -ENOENT) {
+		log_err(r, "modules: %s: loading all before the network", phase);
+	}
+	free(text);
+	for (int i = 0; i < n; i++) {
+		if (r < 0)
+			bg.m[i].phase = MODULES_NETWORK;
+		bg.m[i].state = bg.m[i].phase == MODULES_NETWORK ? 0 : 3;
+		later += bg.m[i].state == 3;
+	}
+	failed = load_set(n, jobs, o, -1);
+	log_info("modules: %d loaded, %d failed, in %lld ms (%d at a time)%s", n - later - failed,
+		 failed, (long long)(now_ms() - t0), jobs,
+		 later ? "; the others in the background" : "");
+	if (!later)
+		return failed;
+	memset(bg.reported, 0, sizeof bg.reported);
+	bg.n = n;
+	bg.failed = 0;
+	bg.len = 0;
+	bg.deadline = now_ms() + o->deadline_ms;
+	if (pipe2(p, O_CLOEXEC) < 0 || (bg.pid = fork()) < 0) {
+		/* no child to be had: the rest here, now */
+		log_err(-errno, "modules: no background loader: loading the rest now");
+		for (int i = 0; i < n; i++)
+			bg.m[i].state = bg.m[i].state == 3 ? 0 : 2;
+		bg.n = 0;
+		return failed + load_set(n, jobs, o, -1);
+	}
+	if (bg.pid == 0) {
+		close(p[0]);
+		background(n, jobs, o, p[1]);
+	}
+	close(p[1]);
+	bg_fd = p[0];
+	fcntl(bg_fd, F_SETFL, O_NONBLOCK);
+	return failed;
+}
+
+/* Reads what the child reported; 1 at its end (EOF), else 0. */
+static int drain(void)
+{
+	for (;;) {
+		ssize_t k;
+		char *nl;
+
+		if (bg.len >= sizeof bg.buf - 1)
+			bg.len = 0; /* no line is this long: not ours, dropped */
+		k = read(bg_fd, bg.buf + bg.len, sizeof bg.buf - 1 - bg.len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return 0;
+		if (k == 0)
+			return 1;
+		bg.len += (size_t)k;
+		bg.buf[bg.len] = 0;
+		while ((nl = strchr(bg.buf, '\n'))) {
+			char *end;
+			long i = strtol(bg.buf, &end, 10);
+
+			if (end > bg.buf && *end == ' ' && i >= 0 && i < bg.n && !bg.reported[i]) {
+				bg.reported[i] = end[1] == '1' ? 2 : 1;
+				bg.failed += end[1] == '1';
+			}
+			bg.len -= (size_t)(nl + 1 - bg.buf);
+			memmove(bg.buf, nl + 1, bg.len + 1);
+		}
+	}
+}
+
+/* The modules of phases up to p not yet reported. */
+static int missing(enum modules_phase p)
+{
+	int k = 0;
+
+	for (int i = 0; i < bg.n; i++)
+		k += bg.m[i].phase != MODULES_NETWORK && bg.m[i].phase <= (int)p && !bg.reported[i];
+	return k;
+}
+
+int modules_wait(enum modules_phase p, int timeout_ms)
+{
+	int64_t t0 = now_ms(), end = t0 + timeout_ms;
+	int k, failed = 0;
+
+	if (end > bg.deadline)
+		end = bg.deadline;
+	while (bg_fd >= 0 && (k = missing(p)) > 0) {
+		struct pollfd pfd = {.fd = bg_fd, .events = POLLIN};
+		int64_t left = end - now_ms();
+
+		if (left <= 0) {
+			log_error(
+			    "modules: %d modules the %s phase needs not loaded after %lld ms: "
+			    "going on without them",
+			    k, phase_names[p], (long long)(now_ms() - t0));
+			return -ETIMEDOUT;
+		}
+		poll(&pfd, 1, (int)left);
+		if (drain() && (k = missing(p)) > 0) {
+			log_error("modules: the background loader ended with %d modules of the %s "
+				  "phase not loaded",
+				  k, phase_names[p]);
+			close(bg_fd);
+			bg_fd = -1;
+			return -ECHILD;
+		}
+	}
+	for (int i = 0; i < bg.n; i++)
+		failed += bg.m[i].phase != MODULES_NETWORK && bg.m[i].phase <= (int)p &&
+			  bg.reported[i] == 2;
+	if (now_ms() - t0 > 0)
+		log_info("modules: waited %lld ms for the %s phase's modules",
+			 (long long)(now_ms() - t0), phase_names[p]);
 	return failed;
 }
 
@@ -288,11 +543,11 @@ static int jobs_from_cmdline(void)
 	return (int)n;
 }
 
-int modules_load_list(const char *list)
+static int load_list(const char *list, int background)
 {
 	struct modules_opts o = {
 	    .jobs = 1, .deadline_ms = MODULES_DEADLINE_MS, .load = modules_finit};
-	char dep[256];
+	char dep[256], phase[256];
 	size_t len = strlen(list);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int jobs = jobs_from_cmdline();
@@ -304,11 +559,25 @@ int modules_load_list(const char *list)
 	o.jobs = cpus < 1 ? 1 : cpus > MODULES_JOBS_MAX ? MODULES_JOBS_MAX : (int)cpus;
 	if (jobs > 0)
 		o.jobs = jobs < o.jobs ? jobs : o.jobs;
-	/* /etc/modules.list -> /etc/modules.dep */
-	if (len > 5 && len < sizeof dep && !strcmp(list + len - 5, ".list")) {
+	/* /etc/modules.list -> /etc/modules.dep, /etc/modules.phase */
+	if (len > 5 && len < sizeof dep - 2 && !strcmp(list + len - 5, ".list")) {
 		memcpy(dep, list, len - 5);
 		strcpy(dep + len - 5, ".dep");
-		return modules_load_with(list, dep, &o);
+		memcpy(phase, list, len - 5);
+		strcpy(phase + len - 5, ".phase");
+		return background ? modules_start_with(list, dep, phase, &o)
+				  : modules_load_with(list, dep, &o);
 	}
-	return modules_load_with(list, NULL, &o);
+	return background ? modules_start_with(list, NULL, NULL, &o)
+			  : modules_load_with(list, NULL, &o);
+}
+
+int modules_load_list(const char *list)
+{
+	return load_list(list, 0);
+}
+
+int modules_start(const char *list)
+{
+	return load_list(list, 1);
 }

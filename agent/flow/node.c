@@ -89,6 +89,14 @@ static int node_shutdown(struct node *n)
 
 /* ---- step 5: the state disk ---- */
 
+/* dm-crypt, dm-integrity, their ciphers and AF_ALG, loaded in the background while the
+ * network and the peers are waited for (agent/boot/modules.c): before the first use (a no-op
+ * once they are in, or without background loading). */
+static void disk_modules(void)
+{
+	(void)modules_wait(MODULES_DISK, MODULES_WAIT_MS);
+}
+
 static int open_state_disk(struct node *n)
 {
 	char path[PATH_MAX];
@@ -109,6 +117,7 @@ static int open_state_disk(struct node *n)
 	log_info("disk: %s: %s", path,
 		 st == DISK_NEW ? "not LUKS2: a new disk"
 				: "LUKS2 without the initialized token: its data is disposable");
+	disk_modules();
 	if (disk_format(&n->disk) < 0 || n->ops->state_fs_new(n) < 0)
 		return node_fatal(n, 0, "preparing the new state disk failed");
 	return 0;
@@ -208,8 +217,12 @@ static int write_ssh_certs(struct node *n, const uint8_t seed[32], const char *c
 
 static int set_disk_key(struct node *n, const uint8_t key[32])
 {
-	struct secret *k = secret_from(key, 32);
-	int r = k ? disk_set_key(&n->disk, k) : -ENOMEM;
+	struct secret *k;
+	int r;
+
+	disk_modules();
+	k = secret_from(key, 32);
+	r = k ? disk_set_key(&n->disk, k) : -ENOMEM;
 
 	secret_free(k);
 	return r;
@@ -310,6 +323,7 @@ static int recovered(void *ctx, const uint8_t disk_key[32], const uint8_t msecre
 
 	if (n->won != WON_NONE)
 		return -EALREADY;
+	disk_modules();
 	if (disk_check_key(&n->disk, disk_key, 32) < 0) {
 		log_warn("recover: the key does not open the state disk: refused; the rejoin "
 			 "goes on");
@@ -423,6 +437,7 @@ static int unlock_state_disk(struct node *n)
 	uint8_t salt[32], cid[32];
 	int r;
 
+	disk_modules();
 	r = k ? disk_unlock(&n->disk, k) : -ENOMEM;
 	secret_free(k);
 	secret_wipe(n->disk_key, sizeof n->disk_key);

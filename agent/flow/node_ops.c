@@ -59,6 +59,8 @@ static int pid1_open_root(struct node *n)
 
 	if (!root_given(c))
 		return 0;
+	/* its disk and file system (and dm-verity), loaded in the background meanwhile */
+	(void)modules_wait(c->verity_roothash ? MODULES_VERITY : MODULES_ROOT, MODULES_WAIT_MS);
 	if ((r = boot_mount_root(&br)) < 0)
 		return r;
 	/* without the full read: at least what the handover executes is read before the key */
@@ -75,6 +77,8 @@ static int pid1_switch_root(struct node *n)
 	const struct node_config *c = n->c;
 	int r;
 
+	/* the last modules (containerd's overlayfs), before the initramfs's files go */
+	(void)modules_wait(MODULES_HANDOVER, MODULES_WAIT_MS);
 	if (!root_given(c)) {
 		log_info("handover: no root= or roothash= given: staying in the initramfs");
 		return 0;

@@ -7,6 +7,15 @@
 #          through guestfwd rules, each guest connection a `sh -c socat ...` QEMU spawns;
 #   netns  a network namespace made for the bench (qemu-tests/netns.sh): a bridge, a tap per VM,
 #          dnsmasq for DHCP, the metadata API and the join service on the bridge's addresses.
+# Every boot of the bench runs on BOOT_BENCH_MACHINE (default q35: the machine of Constellation's
+# QEMU nodes, its terraform qemu module's default; a direct kernel through qboot, like `pc`).
+# BOOT_BENCH_PC=1 adds reboots on netns with the `pc` machine; BOOT_BENCH_OLD_INITRD=FILE adds
+# reboots on netns with that initrd instead of $BUILD/initrd.img (an A/B of two agents, e.g. the
+# main branch's), and with BOOT_BENCH_PC=1 also that initrd on `pc`: each a set of its own,
+# interleaved, as the tpm-crb one below. BOOT_BENCH_SMP2=1 adds reboots on netns at -smp 2
+# (every other boot is -smp 1). BOOT_BENCH_PREEMPT=1 adds reboots on netns with preempt=full on
+# the kernel command line (Debian's kernel is PREEMPT_DYNAMIC, voluntary by default): the agent's
+# background module loads then yield to PID 1 inside the kernel too.
 # For those reboots: median, min and max of QEMU start -> kubelet start (the kubelet stand-in's
 # first console line, host time), split into pre-kernel+kernel (QEMU start -> the agent's first
 # line) and agent (first line -> kubelet), and the agent's own phases (its boot timeline), each
@@ -36,6 +45,13 @@ ns=constel-bootbench-$$
 # the namespace first: cluster_stop's wait would wait for the tools running inside it
 trap 'netns_down "$ns"; cluster_stop; rm -rf "$work"' EXIT
 CRB=${BOOT_BENCH_CRB:-0}
+MACHINE=${BOOT_BENCH_MACHINE:-q35}
+PC=${BOOT_BENCH_PC:-0}
+SMP2=${BOOT_BENCH_SMP2:-0}
+PREEMPT=${BOOT_BENCH_PREEMPT:-0}
+OLD=${BOOT_BENCH_OLD_INITRD:-}
+[ -z "$OLD" ] || [ -f "$OLD" ] || { echo "bench: boot: BOOT_BENCH_OLD_INITRD $OLD is not a file"; exit 1; }
+case $MACHINE in pc | q35) ;; *) echo "bench: boot: BOOT_BENCH_MACHINE must be pc or q35"; exit 1 ;; esac
 
 # bad WHAT LOG: a boot or step failed; the bench ends with exit 1.
 bad() {
@@ -47,12 +63,12 @@ bad() {
 booted() { grep -aq '@@STANDIN kubelet ' "$logs/$1.log"; }
 
 t_start=$(date +%s)
-echo "bench: node boot time under QEMU/TCG, rejoin path ($N reboots of worker-0 per network; logs in $BUILD/bench-logs)"
+echo "bench: node boot time under QEMU/TCG, machine $MACHINE, rejoin path ($N reboots of worker-0 per network; logs in $BUILD/bench-logs)"
 cluster_setup >"$work/setup.out" 2>&1 || bad "cluster setup" "$work/setup.out"
 
 # --- control-plane-0: the init boot, constel-init apply from the host
 node_ports
-node_boot control-plane-0 cp0-init &
+node_boot control-plane-0 cp0-init --machine "$MACHINE" &
 boot_pid=$!
 node_wait cp0-init 'init server listening' 120 "$boot_pid" || {
 	kill "$boot_pid" 2>/dev/null; wait "$boot_pid"; bad "init boot of control-plane-0 (no init server)" "$logs/cp0-init.log"; }
@@ -62,7 +78,7 @@ wait "$boot_pid" && booted cp0-init || bad "init boot of control-plane-0" "$logs
 # --- worker-0: the join boot
 cluster_joinservice >"$work/js.out" 2>&1 || bad "join service start" "$work/js.out"
 node_ports
-node_boot worker-0 w0-join && booted w0-join || bad "join boot of worker-0" "$logs/w0-join.log"
+node_boot worker-0 w0-join --machine "$MACHINE" && booted w0-join || bad "join boot of worker-0" "$logs/w0-join.log"
 
 # --- the floor: the smoke guest on the same machine as a node (two disks, NIC, TPM); the
 # network probe as /init of an initrd of its own
@@ -77,7 +93,7 @@ fi
 truncate -s 32M "$work/floor-a.raw"
 truncate -s 128M "$work/floor-b.raw"
 floor_boot() {
-	python3 qemu-tests/vm.py --initrd "$work/smoke-initrd.gz" --log "$logs/$1.log" \
+	python3 qemu-tests/vm.py --initrd "$work/smoke-initrd.gz" --log "$logs/$1.log" --machine "$MACHINE" \
 		--disk "$work/floor-a.raw" --disk "$work/floor-b.raw" --tpm-state "$work/tpm-floor" \
 		--net "$NODE_NET" --hostfwd "tcp:127.0.0.1:$(free_port)-:9000" >"$logs/$1.out" 2>&1
 }
@@ -93,7 +109,7 @@ probe_boot() {
 			--net-guestfwd "tcp:$NODE_MD_HOST:8080-cmd:socat STDIO TCP:127.0.0.1:$md_port_worker_0"
 			--net-guestfwd "tcp:$NODE_LB:30090-cmd:socat STDIO TCP:127.0.0.1:$js_port")
 	fi
-	python3 qemu-tests/vm.py --initrd "$work/probe-initrd.gz" --log "$logs/$1.log" \
+	python3 qemu-tests/vm.py --initrd "$work/probe-initrd.gz" --log "$logs/$1.log" --machine "$MACHINE" \
 		--append "$PROBE" "${net[@]}" >"$logs/$1.out" 2>&1
 }
 
@@ -107,7 +123,7 @@ rejoin() {
 	local boot=$1
 	shift
 	node_ports
-	node_boot worker-0 "$boot" "$@" && booted "$boot" || bad "rejoin boot $boot of worker-0" "$logs/$boot.log"
+	node_boot worker-0 "$boot" --machine "$MACHINE" "$@" && booted "$boot" || bad "rejoin boot $boot of worker-0" "$logs/$boot.log"
 	grep -aq '@@STANDIN kubeadm' "$logs/$boot.log" &&
 		bad "rejoin boot $boot of worker-0 (ran kubeadm: not the rejoin path)" "$logs/$boot.log"
 }
@@ -117,17 +133,31 @@ for i in $(seq "$N"); do
 	rejoin "w0-rejoin-user-$i"
 	NODE_NETNS=$ns rejoin "w0-rejoin-netns-$i"
 	[ "$CRB" = 1 ] && NODE_NETNS=$ns rejoin "w0-rejoin-crb-$i" --tpm-model crb
+	[ "$PC" = 1 ] && NODE_NETNS=$ns MACHINE=pc rejoin "w0-rejoin-pc-$i"
+	[ -n "$OLD" ] && NODE_NETNS=$ns initrd=$OLD rejoin "w0-rejoin-old-$i"
+	[ -n "$OLD" ] && [ "$PC" = 1 ] && NODE_NETNS=$ns MACHINE=pc initrd=$OLD rejoin "w0-rejoin-oldpc-$i"
+	[ "$SMP2" = 1 ] && NODE_NETNS=$ns rejoin "w0-rejoin-smp2-$i" --smp 2
+	# (node_boot's command line and preempt=full: vm.py takes the last --append)
+	[ "$PREEMPT" = 1 ] && NODE_NETNS=$ns rejoin "w0-rejoin-preempt-$i" \
+		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min preempt=full"
+	[ "$SMP2" = 1 ] && [ -n "$OLD" ] && NODE_NETNS=$ns initrd=$OLD rejoin "w0-rejoin-oldsmp2-$i" --smp 2
 	floor_boot "floor-$i" || bad "floor boot $i (smoke guest)" "$logs/floor-$i.log"
 	probe_boot "probe-user-$i" user || bad "probe boot $i (user networking)" "$logs/probe-user-$i.log"
 	probe_boot "probe-netns-$i" netns || bad "probe boot $i (netns)" "$logs/probe-netns-$i.log"
 done
 
-python3 - "$logs" "$N" "$initrd" "$work/smoke-initrd.gz" "$CRB" <<'EOF'
+python3 - "$logs" "$N" "$initrd" "$work/smoke-initrd.gz" "$CRB" "$MACHINE" "$PC" "$OLD" "$SMP2" "$PREEMPT" <<'EOF'
 import json, re, statistics, sys, os
 logs, n, initrd, smoke_initrd, crb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+machine, pc, old, smp2 = sys.argv[6], sys.argv[7] == "1", sys.argv[8], sys.argv[9] == "1"
+preempt = sys.argv[10] == "1"
 HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")
-NETS = ["user", "netns"] + (["crb"] if crb else [])
-LABEL = {"user": "user net", "netns": "netns", "crb": "netns+crb"}
+NETS = (["user", "netns"] + (["crb"] if crb else []) + (["pc"] if pc else []) + (["old"] if old else [])
+        + (["oldpc"] if old and pc else []) + (["smp2"] if smp2 else [])
+        + (["oldsmp2"] if smp2 and old else []) + (["preempt"] if preempt else []))
+LABEL = {"user": "user net", "netns": "netns", "crb": "netns+crb", "pc": "netns, pc machine",
+         "old": "netns, old initrd", "oldpc": "netns, old initrd, pc", "smp2": "netns, -smp 2",
+         "oldsmp2": "netns, old initrd, -smp 2", "preempt": "netns, preempt=full"}
 
 def lines(boot):
     with open(os.path.join(logs, boot + ".log"), "rb") as f:
@@ -202,6 +232,17 @@ for x in NETS:
 ph = lambda r, name: sum(p["ms"] for p in r["timeline"]["phases"] if p["name"] == name)
 for name in names:
     row("  " + name, [[ph(r, name) for r in rej[x]] for x in NETS], "ms")
+WAIT = re.compile(r"modules: waited (\d+) ms for the (\w+) phase's modules")
+def modwait(boot, phase=None):
+    """ms the agent waited for background-loaded modules (in phase, or in all)."""
+    return sum(int(m.group(1)) for _, l in lines(boot) for m in [WAIT.search(l)]
+               if m and (phase is None or m.group(2) == phase))
+for phase in ("root", "verity", "disk", "handover"):
+    if any(modwait(b, phase) for x in NETS for b in boots[x]):
+        row("    of which waiting for the %s modules" % phase,
+            [[modwait(b, phase) for b in boots[x]] for x in NETS], "ms")
+row("  modules + waits for them (the modules' share)",
+    [[ph(r, "modules") + modwait(b) for r, b in zip(rej[x], boots[x])] for x in NETS], "ms")
 row("  timeline total", [[r["timeline"]["total_ms"] for r in rej[x]] for x in NETS], "ms")
 row("  after the timeline (services, console)",
     [[1000 * (r["kubelet"] - r["first"]) - r["timeline"]["total_ms"] + ph(r, "mounts") for r in rej[x]]
@@ -254,13 +295,16 @@ with open(os.path.join(os.path.dirname(logs), "bench", "figures-boot-vm.txt"), "
     def put(key, xs, scale=1):
         f.write("%s=%.3f\n%s_min=%.3f\n%s_max=%.3f\n" % (key, statistics.median(xs) * scale, key,
                 min(xs) * scale, key, max(xs) * scale))
-    f.write("boot_n=%d\n" % n)
+    f.write("boot_n=%d\nboot_machine=%s\n" % (n, machine))
     for x in NETS:
         put("boot_%s_kernel_s" % x, [r["first"] for r in rej[x]])
         put("boot_%s_agent_s" % x, [r["kubelet"] - r["first"] for r in rej[x]])
         put("boot_%s_agent_kernel_ratio" % x, [(r["kubelet"] - r["first"]) / r["first"] for r in rej[x]])
         for name in names:
             put("boot_%s_phase_%s_ms" % (x, name), [ph(r, name) for r in rej[x]])
+        put("boot_%s_modwait_ms" % x, [modwait(b) for b in boots[x]])
+        put("boot_%s_modules_share_ms" % x,
+            [ph(r, "modules") + modwait(b) for r, b in zip(rej[x], boots[x])])
     for net in ("user", "netns"):
         for key in ("probe_dhcp_ms", "probe_http_total_ms", "probe_tcp_connect_ms"):
             if probe(net, key):

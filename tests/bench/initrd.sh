@@ -12,7 +12,9 @@
 #    module signatures (copies with the signature cut off: the kernel taints) and with
 #    acpi=noirq (no ACPI interrupt-link evaluation in the PCI probe). One boot with
 #    initcall_debug splits the slowest modules into load (signature check, layout, relocation)
-#    and init (the module's init call with its driver probe). Numbers only, no verdict.
+#    and init (the module's init call with its driver probe). Every boot on BENCH_MODULES_MACHINE
+#    (default q35, the machine of Constellation's QEMU nodes), and, as a measurement, the old
+#    way on the `pc` machine (its ACPI interrupt links under TCG). Numbers only, no verdict.
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -38,8 +40,9 @@ fi
 
 # --- 2. the modules phase under QEMU
 N=${BENCH_MODULES_N:-5}
+MACHINE=${BENCH_MODULES_MACHINE:-q35}
 echo
-echo "bench: the modules phase under QEMU/TCG ($N boots a way, interleaved; tests/initrd/modtime.c as /init)"
+echo "bench: the modules phase under QEMU/TCG, machine $MACHINE ($N boots a way, interleaved; tests/initrd/modtime.c as /init)"
 work=$(mktemp -d /tmp/constel-modbench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 logs=$BUILD/bench-modules-logs
@@ -104,8 +107,8 @@ vm.main()
 EOF
 # a port for the NIC's hostfwd (vm.py attaches the virtio NIC only with a forward); unused
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-boot() { # NAME SMP APPEND
-	python3 "$work/vm-smp.py" "$2" --initrd "$work/initrd.gz" --log "$logs/$1.log" \
+boot() { # NAME SMP APPEND [MACHINE]
+	python3 "$work/vm-smp.py" "$2" --initrd "$work/initrd.gz" --log "$logs/$1.log" --machine "${4:-$MACHINE}" \
 		--disk "$work/a.raw" --disk "$work/b.raw" --tpm-state "$work/tpm" \
 		--hostfwd "tcp:127.0.0.1:$(free_port)-:9000" --append "$3" >"$logs/$1.out" 2>&1 &&
 		grep -aq '@@TOTAL' "$logs/$1.log" || { echo "  bench: modules: boot $1 failed (log $logs/$1.log)"; exit 1; }
@@ -114,11 +117,15 @@ boot() { # NAME SMP APPEND
 		{ echo "  bench: modules: boot $1: $(grep -a '@@DEVICES' "$logs/$1.log" | cut -c1-200) (log $logs/$1.log)"; exit 1; }
 }
 ways=("seq1 1 " "agent1 1 modtime.agent" "seq2 2 " "agent2 2 modtime.agent"
-	"nosig1 1 modtime.list=/etc/nosig.list" "noirq1 1 acpi=noirq")
+	"nosig1 1 modtime.list=/etc/nosig.list" "noirq1 1 acpi=noirq" "pc1 1 -")
 for i in $(seq "$N"); do
 	for w in "${ways[@]}"; do
 		read -r name smp append <<<"$w"
-		boot "$name-$i" "$smp" "${append:-}"
+		if [ "$name" = pc1 ]; then
+			boot "$name-$i" "$smp" "" pc
+		else
+			boot "$name-$i" "$smp" "${append:-}"
+		fi
 	done
 done
 boot split 1 initcall_debug
@@ -138,7 +145,7 @@ def row(name, xs, base=None):
     print("  %-52s %7.0f ms %7s  (min %.0f, max %.0f)" % (name, med, ratio, min(xs), max(xs)))
 
 t = {w: [total("%s-%d" % (w, i)) for i in range(1, n + 1)] for w in
-     ("seq1", "agent1", "seq2", "agent2", "nosig1", "noirq1")}
+     ("seq1", "agent1", "seq2", "agent2", "nosig1", "noirq1", "pc1")}
 nmod = len(re.findall(r"@@MOD ", text("seq1-1")))
 print("  first module -> last, %d modules (median; ratio to the old way with as many CPUs):" % nmod)
 b1, b2 = statistics.median(t["seq1"]), statistics.median(t["seq2"])
@@ -149,6 +156,7 @@ row("the agent's loader, -smp 2 (default: 2 at a time)", t["agent2"], b2)
 print("  measurements only (not what a node does):")
 row("no module signatures (copies cut; the kernel taints)", t["nosig1"], b1)
 row("acpi=noirq (no ACPI interrupt links in the PCI probe)", t["noirq1"], b1)
+row("the old way on the pc machine, -smp 1", t["pc1"], b1)
 
 s = text("split")
 inits = {}

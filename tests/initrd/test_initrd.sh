@@ -120,6 +120,58 @@ done
 ov=$(grep -n "/overlay.ko$" <<<"$list" | cut -d: -f1)
 [ -z "$bad" ] && grep -qx "$ov:" <<<"$dep" && pass $t || fail $t "tied:$bad (overlay: $(sed -n "${ov}p" <<<"$dep"))"
 
+# modules.phase: line i "i: PHASE", the first boot phase that needs module i (the "#@ PHASE"
+# marks of initrd/modules.txt); the list sorted by phase, no module after one that waits for
+# it, the NIC's modules (and only those with their dependencies) before the network.
+t=initrd_modules_phase_puts_the_nic_first_and_each_module_before_its_phase
+phase=$(chk "$work/a.img" --cat etc/modules.phase)
+bad=$(DEP=$dep PHASE=$phase LIST=$list python3 - 2>&1 <<'PY'
+import os, re
+order = ["network", "root", "verity", "disk", "handover"]
+dep, ph = os.environ["DEP"].splitlines(), os.environ["PHASE"].splitlines()
+names = [l.rsplit("/", 1)[1][:-3] for l in os.environ["LIST"].splitlines()]
+if len(ph) != len(names):
+    print("%d phase lines for %d modules" % (len(ph), len(names)))
+p = []
+for i, l in enumerate(ph, 1):
+    m = re.fullmatch(r"(\d+): (\w+)", l)
+    if not m or int(m.group(1)) != i or m.group(2) not in order:
+        print("line %d: %r" % (i, l))
+        p.append(0)
+    else:
+        p.append(order.index(m.group(2)))
+if p != sorted(p):
+    print("not sorted by phase: %s" % p)
+for i, l in enumerate(dep):
+    for j in l.split(":")[1].split():
+        if p[int(j) - 1] > p[i]:
+            print("%s (%s) waits for %s of a later phase" % (names[i], order[p[i]], names[int(j) - 1]))
+want = {"virtio_pci": 0, "virtio_net": 0, "virtio": 0, "failover": 0, "virtio_blk": 1, "ext4": 1,
+        "jbd2": 1, "dm-verity": 2, "dm-mod": 2, "dm-crypt": 3, "dm-integrity": 3, "af_alg": 3,
+        "algif_skcipher": 3, "aesni-intel": 3, "overlay": 4}
+for name, w in want.items():
+    if name not in names or p[names.index(name)] != w:
+        print("%s: want %s" % (name, order[w]))
+net = sorted(n for n, x in zip(names, p) if x == 0)
+if net != sorted(["virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev",
+                  "virtio_pci", "failover", "net_failover", "virtio_net"]):
+    print("before the network: %s" % net)
+PY
+)
+[ -n "$phase" ] && [ -z "$bad" ] && pass $t || fail $t "$(head -3 <<<"${bad:-no etc/modules.phase}")"
+
+t=initrd_modules_without_a_phase_have_no_phase_file
+python3 initrd/mkinitrd.py "$work/np.img" --init "$work/b/constel-agent.stripped" --kver "$kver" \
+	--modules "virtio_pci virtio_blk" 2>"$work/np.err" && ! chk "$work/np.img" --list | grep -q modules.phase &&
+	pass $t || fail $t "$(cat "$work/np.err") (or it has etc/modules.phase)"
+
+t=initrd_refuses_an_unknown_phase_in_one_line
+python3 initrd/mkinitrd.py "$work/up.img" --init "$work/b/constel-agent.stripped" --kver "$kver" \
+	--modules "virtio_pci virtio_blk:later" 2>"$work/up.err"
+rc=$?
+[ $rc != 0 ] && [ "$(wc -l <"$work/up.err")" = 1 ] && grep -q "no such phase 'later'" "$work/up.err" &&
+	[ ! -e "$work/up.img" ] && pass $t || fail $t "exit $rc: $(cat "$work/up.err")"
+
 # A kernel package with compressed modules (--module-root, as image/mkosi.finalize uses it):
 # the initrd holds the plain .ko, byte for byte the module before it was compressed.
 t=initrd_unpacks_compressed_modules_of_a_module_root
@@ -188,7 +240,8 @@ python3 initrd/mkinitrd.py "$work/s.img" --init "$work/b/constel-agent.stripped"
 
 # The VM harness's wrapper delegates to the same writer: same inputs, same bytes.
 t=initrd_qemu_tests_mkinitrd_sh_is_the_same_writer
-modules=$(grep -v '^#' initrd/modules.txt | tr -s ' \n' ' ')
+# (NAME:PHASE words: the "#@ PHASE" marks of initrd/modules.txt, as initrd/build.sh reads them)
+modules=$(awk '/^#@ / { p = $2; next } /^#/ || !NF { next } { printf "%s:%s ", $1, p }' initrd/modules.txt)
 qemu-tests/mkinitrd.sh "$work/q.img" --init "$work/b/constel-agent.stripped" --modules "$modules" \
 	--file "$work/deps/sbin/mke2fs:/sbin/mke2fs" 2>"$work/q.err" && cmp -s "$work/q.img" "$work/a.img" &&
 	pass $t || fail $t "$(cat "$work/q.err") (differs from initrd/build.sh's)"

@@ -236,3 +236,108 @@ TEST(modules_an_unreadable_list_is_an_error)
 
 	CHECK(modules_load_with("/nonexistent/modules.list", NULL, &o) == -ENOENT);
 }
+
+/* ---- the network's modules first, the rest in the background (modules_start_with) ---- */
+
+/* A fixture as above with modules.phase from phases ("n r d h": one word a module). */
+static void phased(char dir[64], const char *names, const char *dep, const char *phases)
+{
+	static const char *const word[] = {"network", "root", "verity", "disk", "handover"};
+	char text[1024] = "";
+	int i = 1;
+
+	fixture(dir, names, dep);
+	for (const char *p = phases; *p; p++)
+		if (*p != ' ')
+			snprintf(text + strlen(text), sizeof text - strlen(text), "%d: %s\n", i++,
+				 word[strchr("nrvdh", *p) - "nrvdh"]);
+	write_file(harness_path(dir, "modules.phase"), text);
+}
+
+static int start(const char *dir, int jobs, int deadline_ms, int with_phase)
+{
+	struct modules_opts o = {.jobs = jobs, .deadline_ms = deadline_ms, .load = fake_load};
+	char list[256], dep[256], phase[256];
+
+	snprintf(list, sizeof list, "%s", harness_path(dir, "modules.list"));
+	snprintf(dep, sizeof dep, "%s", harness_path(dir, "modules.dep"));
+	snprintf(phase, sizeof phase, "%s", harness_path(dir, "modules.phase"));
+	return modules_start_with(list, dep, with_phase ? phase : NULL, &o);
+}
+
+TEST(modules_the_network_first_then_each_phase_waits_for_exactly_its_own)
+{
+	for (int jobs = 1; jobs <= 2; jobs++) {
+		char dir[64];
+		struct ev ev[64];
+		long long t_start, t_root, t_disk;
+		int n;
+
+		/* n1, n2 the NIC's; r (root) waits for n1; slowd1, slowd2 the disk's; h last */
+		phased(dir, "n1 n2 r slowd1 slowd2 h", "1:\n2: 1\n3: 1\n4:\n5: 4\n6:\n", "nnrddh");
+		CHECK(start(dir, jobs, 10000, 1) == 0);
+		t_start = now_us();
+		/* the network's modules are in when modules_start returns, nothing else is */
+		n = read_log(ev, 64);
+		CHECK(n >= 4 && when(ev, n, 'E', "n2.ko") > 0 && when(ev, n, 'E', "n1.ko") > 0);
+		CHECK(when(ev, n, 'E', "r.ko") < 0 && when(ev, n, 'E', "h.ko") < 0);
+		CHECK(modules_wait(MODULES_ROOT, 5000) == 0);
+		t_root = now_us();
+		n = read_log(ev, 64);
+		/* root's module is in, the disk's slow ones are still loading */
+		CHECK(when(ev, n, 'E', "r.ko") > 0 && when(ev, n, 'E', "r.ko") <= t_root);
+		CHECK(when(ev, n, 'E', "slowd2.ko") < 0);
+		CHECK(t_root - t_start < 200000);
+		CHECK(modules_wait(MODULES_DISK, 5000) == 0);
+		t_disk = now_us();
+		n = read_log(ev, 64);
+		CHECK(when(ev, n, 'E', "slowd2.ko") > 0 && when(ev, n, 'E', "slowd2.ko") <= t_disk);
+		CHECK(when(ev, n, 'S', "slowd2.ko") >= when(ev, n, 'E', "slowd1.ko"));
+		CHECK(modules_wait(MODULES_HANDOVER, 5000) == 0);
+		n = read_log(ev, 64);
+		CHECK(n == 12 && when(ev, n, 'E', "h.ko") > 0);
+		/* once in, a wait returns at once */
+		t_disk = now_us();
+		CHECK(modules_wait(MODULES_DISK, 5000) == 0 && now_us() - t_disk < 20000);
+		harness_rmtree(dir);
+	}
+}
+
+TEST(modules_a_phase_wait_counts_its_failures_and_is_bounded)
+{
+	char dir[64];
+	long long t0;
+
+	/* a root module that fails, a disk module that hangs (5 s) */
+	phased(dir, "n noexec hang h", "1:\n2:\n3:\n4:\n", "nrdh");
+	CHECK(start(dir, 1, 10000, 1) == 0);
+	CHECK(modules_wait(MODULES_ROOT, 5000) == 1);
+	t0 = now_us();
+	CHECK(modules_wait(MODULES_DISK, 300) == -ETIMEDOUT);
+	CHECK(now_us() - t0 >= 300000 && now_us() - t0 < 1000000);
+	harness_rmtree(dir);
+}
+
+TEST(modules_without_a_matching_phase_file_all_load_before_the_network)
+{
+	static const char *bad[] = {"1: network\n2: root\n",	       /* too short */
+				    "1: network\n2: soon\n3: root\n",  /* no such phase */
+				    "1: root\n2: network\n3: root\n"}; /* b waits for a (root) */
+
+	for (int k = -1; k < (int)(sizeof bad / sizeof *bad); k++) {
+		char dir[64];
+		struct ev ev[64];
+		long long t0;
+		int n;
+
+		fixture(dir, "a b c", "1:\n2: 1\n3:\n");
+		if (k >= 0)
+			write_file(harness_path(dir, "modules.phase"), bad[k]);
+		CHECK(start(dir, 1, 10000, k >= 0) == 0);
+		n = read_log(ev, 64);
+		CHECK(n == 6);
+		t0 = now_us();
+		CHECK(modules_wait(MODULES_HANDOVER, 5000) == 0 && now_us() - t0 < 20000);
+		harness_rmtree(dir);
+	}
+}
