@@ -305,6 +305,11 @@ with open(os.path.join(os.path.dirname(logs), "bench", "figures-boot-vm.txt"), "
         put("boot_%s_modwait_ms" % x, [modwait(b) for b in boots[x]])
         put("boot_%s_modules_share_ms" % x,
             [ph(r, "modules") + modwait(b) for r, b in zip(rej[x], boots[x])])
+        # the waits by the timeline phase they fall in (a rejoin boot): the root's and dm-verity's
+        # in "root", the state disk's (before the unlock) and the handover's in "activate"
+        for name, waits in (("root", ("root", "verity")), ("activate", ("disk", "handover"))):
+            put("boot_%s_phase_%s_nowait_ms" % (x, name),
+                [ph(r, name) - sum(modwait(b, w) for w in waits) for r, b in zip(rej[x], boots[x])])
     for net in ("user", "netns"):
         for key in ("probe_dhcp_ms", "probe_http_total_ms", "probe_tcp_connect_ms"):
             if probe(net, key):

@@ -4,8 +4,8 @@
 # 1. root, disk, activate: tests/vm/floor_activate.c as /init of a test initrd (the modules of
 #    initrd/modules.txt, the static mke2fs) on a node's machine (as qemu-tests/lib-node.sh
 #    boots one: a 160 MiB ext4 root disk, a 128 MiB state disk, swtpm, a virtio NIC, the same
-#    vm.py defaults; BENCH_VM_ARGS adds vm.py options, e.g. the machine, to keep it the boot
-#    bench's). One boot makes the state disk with the agent's disk code; then FLOOR_BENCH_N
+#    vm.py defaults, on the boot bench's machine: BOOT_BENCH_MACHINE, default q35; BENCH_VM_ARGS
+#    adds vm.py options). One boot makes the state disk with the agent's disk code; then FLOOR_BENCH_N
 #    boots (default 5) of each way, interleaved, each FLOOR_BENCH_ROUNDS rounds (default 3; the
 #    first is cold, as in a node's boot, and is the figure): the floor (libcryptsetup's header
 #    load; keyslot and dm tables in one call; mount(2), one read, one raw TPM2_PCR_Event), the
@@ -32,7 +32,7 @@ logs=$BUILD/bench-floor-logs
 rm -rf "$logs" && mkdir -p "$logs" "$BUILD/bench"
 work=$(mktemp -d /tmp/constel-floorbench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-echo "bench: the floor of the no-peer phases (activate: tests/vm/floor_activate.c as /init, $N boots a way, interleaved, on a node's machine)"
+echo "bench: the floor of the no-peer phases (activate: tests/vm/floor_activate.c as /init, $N boots a way, interleaved, on a node's machine, ${BOOT_BENCH_MACHINE:-q35})"
 modules=$(grep -v '^#' initrd/modules.txt | tr -s ' \n' ' ')
 if ! qemu-tests/mkinitrd.sh "$work/initrd.gz" --init "$BUILD/vm/floor_activate" --modules "$modules" \
 	--file "$(cat "$BUILD/deps-prefix")/sbin/mke2fs:/sbin/mke2fs" >"$logs/mkinitrd.log" 2>&1; then
@@ -56,7 +56,7 @@ fboot() {
 	# shellcheck disable=SC2086 # BENCH_VM_ARGS: vm.py options, word-split on purpose
 	nice -n 5 timeout -k 10 300 python3 qemu-tests/vm.py --initrd "${3:-$work/initrd.gz}" --log "$logs/$1.log" \
 		--disk "$work/root.raw" --disk "$work/state.raw" --tpm-state "$work/tpm" \
-		--hostfwd "tcp:127.0.0.1:$port-:9000" --timeout 240 ${BENCH_VM_ARGS:-} \
+		--hostfwd "tcp:127.0.0.1:$port-:9000" --timeout 240 --machine "${BOOT_BENCH_MACHINE:-q35}" ${BENCH_VM_ARGS:-} \
 		--append "floor.dev=/dev/vdb floor.key=$key $2 ${FLOOR_BENCH_APPEND:-}" >"$logs/$1.out" 2>&1 &&
 		grep -aq '@@RESULT \(setup\|rounds\) PASS' "$logs/$1.log" && return 0
 	echo "  bench: floor: boot $1 failed (log $logs/$1.log)"

@@ -36,21 +36,26 @@ for net, label in (("netns", "netns"), ("user", "user net")):
         verdict = "met"
     else:
         ph = lambda name: f.get(k + "phase_%s_ms" % name, 0) / 1000
-        mods, peers = ph("modules"), ph("network") + ph("metadata") + ph("rejoin")
+        # the modules: the NIC modules before the network and the waits for the rest, loaded in the
+        # background (boot-vm.sh: the share of the modules); an agent loading all first has no waits
+        mods = f.get(k + "modules_share_ms", f.get(k + "phase_modules_ms", 0)) / 1000
+        peers = ph("network") + ph("metadata") + ph("rejoin")
         rest = ag - mods - peers
-        verdict = ("not met (floor: of the agent%ss %.2f s, modules (kernel work) %.2f s and peer-bound "
-                   "network+metadata+rejoin %.2f s; the rest %.2f s = %.2fx)" % ("\x27", ag, mods, peers, rest, rest / ke))
+        verdict = ("not met (floor: of the agent%ss %.2f s, modules (kernel work, on the critical path) %.2f s "
+                   "and peer-bound network+metadata+rejoin %.2f s; the rest %.2f s = %.2fx)" % (
+                       "\x27", ag, mods, peers, rest, rest / ke))
     rows.append(("rejoin boot, agent / kernel phase (%s)" % label, now, "<= 0.50x", verdict))
 
 # 2. the per-phase agent work of the rejoin boot (netns): <= 100 ms where no peer is waited for
 PEER = {"network": "probe_dhcp_ms", "metadata": "probe_http_total_ms", "rejoin": "probe_tcp_connect_ms"}
 pre = "boot_netns_phase_"
-names = [k[len(pre):-3] for k in f if k.startswith(pre) and k.endswith("_ms")]
+names = [k[len(pre):-3] for k in f if k.startswith(pre) and k.endswith("_ms") and not k.endswith("_nowait_ms")]
 # The own work of the agent in such a phase is the phase minus its floor, measured in this run on
 # the same machine: the same work done by a trivial /init with only the calls it needs
 # (tests/bench/floor-vm.sh, figures-floor.txt). A phase with a floor gets a row of its own; the
 # others share one, met when each is below 100 ms whole (no floor needed).
-FLOOR = {"modules": ("floor_modules_ms", "the same modules one after the other, trivial /init"),
+FLOOR = {"modules": ("floor_modules_ms", "the same modules one after the other, trivial /init; the agent: "
+                     "the NIC%ss before the network and its waits for the rest, loaded in the background" % "\x27"),
          "root": ("floor_root_ms", "mount(2) of the root"),
          "disk": ("floor_disk_ms", "libcryptsetup: header load"),
          "activate": ("floor_activate_ms", "libcryptsetup keyslot + dm tables, mount, read, PCR event")}
@@ -60,14 +65,25 @@ if names:
         if n in PEER:
             continue
         ag = f[pre + n + "_ms"]
+        agmin, agmax = f.get(pre + n + "_ms_min", ag), f.get(pre + n + "_ms_max", ag)
+        # the kernel work of the modules counts once, against their floor: their share
+        # (the NIC modules before the network, the waits for the rest) there, and the phases that
+        # waited (root, activate) without their waits
+        if n == "modules" and "boot_netns_modules_share_ms" in f:
+            ag = f["boot_netns_modules_share_ms"]
+            agmin, agmax = f.get("boot_netns_modules_share_ms_min", ag), f.get("boot_netns_modules_share_ms_max", ag)
+        wk = pre + n + "_nowait_ms"
+        if wk in f:
+            ag, agmin, agmax = f[wk], f.get(wk + "_min", f[wk]), f.get(wk + "_max", f[wk])
         fk = FLOOR.get(n, ("", ""))[0]
         if fk not in f:
             rest.append((n, ag))
             continue
         fl = f[fk]
         own = ag - fl
-        now = "agent %.0f ms (%.0f-%.0f), floor %.0f ms (%.0f-%.0f), own %.0f ms" % (
-            ag, f.get(pre + n + "_ms_min", ag), f.get(pre + n + "_ms_max", ag), fl,
+        now = "agent %.0f ms (%.0f-%.0f)%s, floor %.0f ms (%.0f-%.0f), own %.0f ms" % (
+            ag, agmin, agmax, " without its module waits" if wk in f and n != "modules" else
+            " (modules + waits for them)" if n == "modules" and "boot_netns_modules_share_ms" in f else "", fl,
             f.get(fk + "_min", fl), f.get(fk + "_max", fl), own)
         verdict = "met" if own <= 100 else "not met (own %.0f ms over)" % (own - 100)
         # the cross-check floor-vm.sh makes in the same boots: the code of the agent for the same
