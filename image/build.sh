@@ -125,9 +125,10 @@ if [ ! -e "$F/done" ]; then
 	trap 'rm -rf "$tmp"' EXIT
 	# the agent's initrd for the image's kernel: initrd/build.sh's parts (modules.txt, mke2fs)
 	# and squashfs, the root's file system
-	# (squashfs: the root phase's, loaded in the background like the rest, see modules.txt)
+	# (squashfs: the root phase's, loaded in the background like the rest, see modules.txt;
+	# ext4, marked root for the test root, is first needed by the state disk here)
 	python3 "$repo/initrd/mkinitrd.py" "$tmp/initrd.img" --init "$agent" --kver "$kver" \
-		--module-root "$R/tree" --modules-file "$repo/initrd/modules.txt" --modules squashfs:root --file "$mke2fs:/sbin/mke2fs" --compress gzip >/dev/null
+		--module-root "$R/tree" --modules-file "$repo/initrd/modules.txt" --modules squashfs:root --phase ext4:disk --file "$mke2fs:/sbin/mke2fs" --compress gzip >/dev/null
 	# the command line as mkosi 14's install_unified_kernel writes it: the configured one, a
 	# space, roothash=<hex>
 	cl=$(sed -n 's/^KernelCommandLine=//p' "$here/mkosi.conf" | sed 's/^!\* *//')

@@ -12,6 +12,7 @@ then gets the earliest phase of the modules that need it, the list is sorted by 
 loads the network's modules first and the rest in the background.
 
   mkinitrd.py OUT --init BIN --kver KVER [--modules "name[:phase] ..."] [--modules-file F]
+              [--phase NAME:PHASE ...]
               [--file SRC:/DEST]... [--module-root DIR] [--compress gzip|zstd|none] [--sizes]
 """
 import argparse
@@ -103,6 +104,20 @@ def parse_modules(words, path):
         if phase not in PHASES:
             die("module %s: no such phase '%s' (one of %s)" % (name, phase, " ".join(PHASES)))
     return out
+
+
+def set_phases(names, overrides):
+    """names ([(name, phase)]) with the phase of each module that overrides (NAME:PHASE words)
+    names replaced; a name that is not listed, or a phase that does not exist, is an error."""
+    want = {}
+    for w in overrides:
+        name, _, phase = w.partition(":")
+        if phase not in PHASES:
+            die("--phase %s: no such phase '%s' (one of %s)" % (w, phase, " ".join(PHASES)))
+        if name not in (n for n, _ in names):
+            die("--phase %s: module %s is not in the list" % (w, name))
+        want[name] = phase
+    return [(n, want.get(n, p)) for n, p in names]
 
 
 def by_phase(order, phases):
@@ -264,6 +279,9 @@ def main():
                     help="module names, space separated, each NAME or NAME:PHASE")
     ap.add_argument("--modules-file", default="",
                     help="more modules: a file like initrd/modules.txt")
+    ap.add_argument("--phase", action="append", default=[], metavar="NAME:PHASE",
+                    help="the first phase that needs a listed module, in place of its mark (an "
+                    "OS image whose root is not ext4: ext4:disk)")
     ap.add_argument("--module-root", default="/",
                     help="root whose /lib/modules/KVER holds the modules (an OS image's tree)")
     ap.add_argument("--file", action="append", default=[], metavar="SRC:/DEST")
@@ -277,7 +295,7 @@ def main():
         die("SOURCE_DATE_EPOCH '%s' is not a number of seconds" % epoch)
     if not a.init:
         die("--init BIN is missing: the initrd needs a program to run as /init")
-    names = parse_modules(a.modules.split(), a.modules_file)
+    names = set_phases(parse_modules(a.modules.split(), a.modules_file), a.phase)
     if not a.kver and names:
         die("--kver KVER is missing: the modules must match the kernel that boots")
     if not os.path.isfile(a.init) or not os.access(a.init, os.X_OK):

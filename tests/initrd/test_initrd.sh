@@ -172,6 +172,24 @@ rc=$?
 [ $rc != 0 ] && [ "$(wc -l <"$work/up.err")" = 1 ] && grep -q "no such phase 'later'" "$work/up.err" &&
 	[ ! -e "$work/up.img" ] && pass $t || fail $t "exit $rc: $(cat "$work/up.err")"
 
+# --phase: an image whose root is not ext4 (image/build.sh: --phase ext4:disk) moves ext4 and
+# what only it needs to the disk phase; virtio_blk stays the root's; an unlisted name is refused
+t=initrd_phase_moves_a_listed_module_and_its_own_dependencies
+python3 initrd/mkinitrd.py "$work/ph.img" --init "$work/b/constel-agent.stripped" --kver "$kver" \
+	--modules "virtio_pci virtio_blk:root ext4:root dm_crypt:disk" --phase ext4:disk 2>"$work/ph.err"
+rc=$?
+at() { paste -d' ' <(chk "$work/ph.img" --cat etc/modules.list) <(chk "$work/ph.img" --cat etc/modules.phase) |
+	awk -v m="/$1.ko" 'index($1, m) == length($1) - length(m) + 1 { print $3 }'; }
+[ $rc = 0 ] && [ "$(at ext4)" = disk ] && [ "$(at jbd2)" = disk ] && [ "$(at virtio_blk)" = root ] &&
+	[ "$(at virtio_pci)" = network ] && pass $t ||
+	fail $t "exit $rc: ext4 '$(at ext4)', jbd2 '$(at jbd2)', virtio_blk '$(at virtio_blk)' $(cat "$work/ph.err")"
+t=initrd_phase_refuses_a_module_not_listed_in_one_line
+python3 initrd/mkinitrd.py "$work/pu.img" --init "$work/b/constel-agent.stripped" --kver "$kver" \
+	--modules "virtio_pci virtio_blk:root" --phase ext4:disk 2>"$work/pu.err"
+rc=$?
+[ $rc != 0 ] && [ "$(wc -l <"$work/pu.err")" = 1 ] && grep -q "module ext4 is not in the list" "$work/pu.err" &&
+	[ ! -e "$work/pu.img" ] && pass $t || fail $t "exit $rc: $(cat "$work/pu.err")"
+
 # A kernel package with compressed modules (--module-root, as image/mkosi.finalize uses it):
 # the initrd holds the plain .ko, byte for byte the module before it was compressed.
 t=initrd_unpacks_compressed_modules_of_a_module_root
