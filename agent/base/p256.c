@@ -74,7 +74,9 @@ static const struct ecc_curve *curve(void)
 	return nettle_get_secp_256r1();
 }
 
-/* 32 big-endian bytes <-> hogweed's little-endian limbs */
+/* 32 big-endian bytes <-> little-endian 64-bit limbs: hogweed's, and the Montgomery
+ * arithmetic's below */
+_Static_assert(sizeof(mp_limb_t) == sizeof(uint64_t), "hogweed's limbs are 64-bit here");
 static void limbs_from_be(mp_limb_t r[LIMBS], const uint8_t b[32])
 {
 	memset(r, 0, LIMBS * sizeof *r);
@@ -86,6 +88,20 @@ static void limbs_to_be(uint8_t b[32], const mp_limb_t r[LIMBS])
 {
 	for (size_t i = 0; i < 32; i++)
 		b[i] = (uint8_t)(r[(31 - i) / sizeof *r] >> (8 * ((31 - i) % sizeof *r)));
+}
+
+/* A scalar 0 < x < n as 32 big-endian bytes, sampled as BearSSL's keygen does (32 bytes at a
+ * time until in range) from an HMAC-DRBG seeded with seed; the DRBG is wiped after. 0 or -EIO. */
+static int draw_scalar(const void *seed, size_t len, unsigned char out[BR_EC_KBUF_PRIV_MAX_SIZE])
+{
+	br_hmac_drbg_context rng;
+	br_ec_private_key x;
+	int r;
+
+	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, len);
+	r = br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &x, out, BR_EC_secp256r1) == 32 ? 0 : -EIO;
+	secret_wipe(&rng, sizeof rng);
+	return r;
 }
 
 /* 1 when 0 < x < n (the group order), without a branch on x's bytes */
@@ -127,21 +143,16 @@ int p256_set_private(struct p256_key *k, const uint8_t x[32])
 
 int p256_generate(struct p256_key *k)
 {
-	br_hmac_drbg_context rng;
 	uint8_t seed[48];
 	int r;
 
 	r = random_bytes(seed, sizeof seed);
 	if (r < 0)
 		return r;
-	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, sizeof seed);
+	r = draw_scalar(seed, sizeof seed, k->sk);
 	secret_wipe(seed, sizeof seed);
-	/* BearSSL's sampling: 32 random bytes until 0 < x < n */
-	if (br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &k->priv, k->sk, BR_EC_secp256r1) != 32)
-		r = -EIO;
-	else
+	if (r == 0)
 		r = p256_set_private(k, k->sk);
-	secret_wipe(&rng, sizeof rng);
 	if (r < 0)
 		secret_wipe(k, sizeof *k);
 	return r;
@@ -153,8 +164,6 @@ size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t
 	const struct ecc_curve *ecc = curve();
 	size_t hv_len = (h->desc >> BR_HASHDESC_OUT_OFF) & BR_HASHDESC_OUT_MASK, n = 0;
 	uint8_t seed[32 + 64 + 32], nonce[BR_EC_KBUF_PRIV_MAX_SIZE], out[80];
-	br_hmac_drbg_context rng;
-	br_ec_private_key nk;
 	mp_limb_t z[LIMBS], kl[LIMBS], r[LIMBS], s[LIMBS], scratch[SIGN_ITCH];
 
 	if (k->priv.curve != BR_EC_secp256r1 || k->priv.xlen != 32 || hv_len == 0 || hv_len > 64 ||
@@ -164,8 +173,7 @@ size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t
 	memcpy(seed + 32, hv, hv_len);
 	if (random_bytes(seed + 32 + hv_len, 32) < 0)
 		goto out;
-	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, 64 + hv_len);
-	if (br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &nk, nonce, BR_EC_secp256r1) != 32)
+	if (draw_scalar(seed, 64 + hv_len, nonce) < 0)
 		goto out;
 	limbs_from_be(z, k->priv.x);
 	limbs_from_be(kl, nonce);
@@ -180,7 +188,6 @@ size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t
 out:
 	secret_wipe(seed, sizeof seed);
 	secret_wipe(nonce, sizeof nonce);
-	secret_wipe(&rng, sizeof rng);
 	secret_wipe(z, sizeof z);
 	secret_wipe(kl, sizeof kl);
 	secret_wipe(scratch, sizeof scratch);
@@ -194,7 +201,6 @@ out:
  * an index that depends on the values. */
 
 typedef unsigned __int128 u128;
-_Static_assert(sizeof(mp_limb_t) == sizeof(uint64_t), "hogweed's limbs are 64-bit here");
 
 /* A 256-bit modulus m in Montgomery arithmetic: m0 = -1/m mod 2^64, r2 = 2^512 mod m. */
 struct modulus {
@@ -215,19 +221,6 @@ static const struct modulus mod_p = {/* the field prime */
 				      0x00000004fffffffd}};
 static const uint64_t curve_b[4] = {0x3bce3c3e27d2604b, 0x651d06b0cc53b0f6, 0xb3ebbd55769886bc,
 				    0x5ac635d8aa3a93e7};
-
-static void u64_from_be(uint64_t r[4], const uint8_t b[32])
-{
-	memset(r, 0, 4 * sizeof *r);
-	for (size_t i = 0; i < 32; i++)
-		r[(31 - i) / 8] |= (uint64_t)b[i] << (8 * ((31 - i) % 8));
-}
-
-static void u64_to_be(uint8_t b[32], const uint64_t r[4])
-{
-	for (size_t i = 0; i < 32; i++)
-		b[i] = (uint8_t)(r[(31 - i) / 8] >> (8 * ((31 - i) % 8)));
-}
 
 /* d = a - m; returns the borrow (1 when a < m) */
 static uint64_t sub_m(const struct modulus *M, uint64_t d[4], const uint64_t a[4])
@@ -356,8 +349,6 @@ int p256_presign(struct p256_key *k)
 	struct p256_presig *p = NULL;
 	static uint64_t count; /* distinct seeds even if the random bytes repeated */
 	uint8_t seed[72], nonce[BR_EC_KBUF_PRIV_MAX_SIZE], one = 1;
-	br_hmac_drbg_context rng;
-	br_ec_private_key nk;
 	mp_limb_t zero[LIMBS] = {0}, kl[LIMBS], rl[LIMBS], kinvl[LIMBS], scratch[SIGN_ITCH];
 	uint64_t x[4], xr[4];
 	int r;
@@ -378,16 +369,14 @@ int p256_presign(struct p256_key *k)
 	r = random_bytes(seed + 32, 32);
 	if (r < 0)
 		goto out;
-	br_hmac_drbg_init(&rng, &br_sha256_vtable, seed, sizeof seed);
-	r = -EIO;
-	if (br_ec_keygen(&rng.vtable, &br_ec_p256_m31, &nk, nonce, BR_EC_secp256r1) != 32)
+	if ((r = draw_scalar(seed, sizeof seed, nonce)) < 0)
 		goto out;
 	limbs_from_be(kl, nonce);
 	/* the key 0 signing the hash value 1: s = kinv * (1 + 0 * r) */
 	ecc_ecdsa_sign(ecc, zero, kl, 1, &one, rl, kinvl, scratch);
 	memcpy(p->r, rl, sizeof p->r);
 	memcpy(p->kinv, kinvl, sizeof p->kinv);
-	u64_from_be(x, k->priv.x);
+	limbs_from_be(x, k->priv.x);
 	mul_mod(&mod_n, xr, x, p->r);
 	mul_mod(&mod_n, p->t, p->kinv, xr);
 	p->ready = 1;
@@ -395,7 +384,6 @@ int p256_presign(struct p256_key *k)
 out:
 	secret_wipe(seed, sizeof seed);
 	secret_wipe(nonce, sizeof nonce);
-	secret_wipe(&rng, sizeof rng);
 	secret_wipe(kl, sizeof kl);
 	secret_wipe(kinvl, sizeof kinvl);
 	secret_wipe(x, sizeof x);
@@ -424,7 +412,7 @@ size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uin
 		memcpy(hb, hv, 32);
 	else
 		memcpy(hb + 32 - hv_len, hv, hv_len);
-	u64_from_be(e, hb);
+	limbs_from_be(e, hb);
 	sub_m_if_over(&mod_n, e, e, 0);
 	/* s = kinv * e + t mod n */
 	mul_mod(&mod_n, s, p->kinv, e);
@@ -432,8 +420,8 @@ size_t p256_sign_presigned(struct p256_key *k, const br_hash_class *h, const uin
 	for (int j = 0; j < 4; j++)
 		nonzero |= s[j];
 	if (nonzero) {
-		u64_to_be(out, p->r);
-		u64_to_be(out + 32, s);
+		limbs_to_be(out, p->r);
+		limbs_to_be(out + 32, s);
 		n = br_ecdsa_raw_to_asn1(out, 64);
 		if (n > cap)
 			n = 0;
@@ -469,8 +457,8 @@ int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t 
 	memcpy(rs + 32 - half, raw, half);
 	memcpy(rs + 64 - half, raw + half, half);
 	/* hogweed's check takes the point as given */
-	u64_from_be(x, pub + 1);
-	u64_from_be(y, pub + 33);
+	limbs_from_be(x, pub + 1);
+	limbs_from_be(y, pub + 33);
 	if (!on_curve(x, y))
 		return 0;
 	limbs_from_be(pt, pub + 1);
