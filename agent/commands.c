@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attest/attest.h"
+#include "boot/boot.h"
 #include "base/base.h"
 #include "cli.h"
 #include "disk/disk.h"
@@ -350,17 +351,22 @@ int cmd_net_dhcp(const struct cli *c)
 	wait_running(link.index);
 	if (dhcp_acquire(link.index, link.name, link.mac, t * 1000, 0, &l) < 0)
 		return EXIT_FAILURE_RUN;
-	r = nl_addr_add_lft(link.index, l.yiaddr, dhcp_prefix(l.mask), l.lease_s);
-	if (!r && l.router) {
-		r = nl_route_add_default(link.index, l.router);
-		inet_ntop(AF_INET, &l.router, gw, sizeof gw);
+	/* as the boot does: MTU, address, option 121's routes (or the router) */
+	r = dhcp_lease_apply(link.index, &l);
+	if (!r && dhcp_default_router(&l)) {
+		uint32_t g = dhcp_default_router(&l);
+
+		inet_ntop(AF_INET, &g, gw, sizeof gw);
 	}
 	if (!r && resolv && l.dns[0])
 		r = resolv_conf_write(resolv, l.dns, "the DHCP lease");
 	if (r < 0)
 		return EXIT_FAILURE_RUN;
 	inet_ntop(AF_INET, &l.yiaddr, a, sizeof a);
-	printf("%s %s/%d router %s lease %u\n", link.name, a, dhcp_prefix(l.mask), gw, l.lease_s);
+	printf("%s %s/%d router %s lease %u", link.name, a, dhcp_prefix(l.mask), gw, l.lease_s);
+	if (l.mtu)
+		printf(" mtu %u", l.mtu);
+	printf("\n");
 	fflush(stdout);
 	/* --keep S: the lease kept up for S seconds, as PID 1 keeps it (RENEW at T1, REBIND at
 	 * T2, a new DISCOVER after a NAK) */
@@ -433,6 +439,11 @@ int cmd_install_component(const struct cli *c)
 									  : EXIT_OK;
 }
 
+static int node_dhcp_stop(void *arg)
+{
+	return sv_handle(arg);
+}
+
 /* The whole node flow in host mode: the state disk is a LUKS2 image file (no device-mapper),
  * the state filesystem <root>/run/state, no PID-1 duties. */
 int cmd_node(const struct cli *c)
@@ -441,7 +452,7 @@ int cmd_node(const struct cli *c)
 		   *ip = NULL, *hash_file = NULL, *host = "127.0.0.1", *iport = "9000",
 		   *rport = "9999", *interval = "30", *timeout = "30", *ktimeout = "300",
 		   *itimeout = "3600", *rounds = "0", *variant = "qemu-vtpm", *kdf = "min",
-		   *kubeadm = NULL;
+		   *kubeadm = NULL, *dhcp = NULL;
 	struct opt opts[] = {
 	    {"kubeadm", &kubeadm, 0},
 	    {"root", &root, 1},
@@ -462,8 +473,11 @@ int cmd_node(const struct cli *c)
 	    {"rounds", &rounds, 0},
 	    {"attestation", &variant, 0},
 	    {"kdf", &kdf, 0},
+	    {"dhcp", &dhcp, 0},
 	    {NULL, NULL, 0},
 	};
+	static struct sv_child slots[8];
+	static struct supervisor sv = {.children = slots, .cap = 8, .stop_timeout_ms = 5000};
 	struct node_config cfg;
 	char err[256], hash[128], arena[1024], cmdline[1200];
 	int r;
@@ -515,6 +529,34 @@ int cmd_node(const struct cli *c)
 	cfg.listen_host = host;
 	cfg.timeline_path = NULL;
 	cfg.kubeadm = kubeadm;
+	if (dhcp) {
+		/* --dhcp IFACE: the link configured and its lease kept as PID 1 does (net_up
+		 * with the supervisor's signals read during the wait; the lease then kept in
+		 * the node's loop), for tests in a network namespace */
+		struct ip_config ic = {.dhcp = 1};
+
+		if (strlen(dhcp) >= sizeof ic.ifname)
+			return usage_error(c->command, "option --dhcp: an interface name");
+		strcpy(ic.ifname, dhcp);
+		if (sv_open(&sv) < 0)
+			return EXIT_FAILURE_RUN;
+		cfg.sv = &sv;
+		dhcp_set_interrupt(sv_fd(&sv), node_dhcp_stop, &sv);
+		r = net_up(&ic, NULL);
+		dhcp_set_interrupt(-1, NULL, NULL);
+		if (r < 0) {
+			if (sv.shutdown_signal)
+				log_info("node: shutdown signal %d during the DHCP wait",
+					 sv.shutdown_signal);
+			sv_stop(&sv);
+			sv_close(&sv);
+			return sv.shutdown_signal ? EXIT_OK : EXIT_FAILURE_RUN;
+		}
+	}
 	r = node_run(&cfg);
+	if (cfg.sv) {
+		sv_stop(&sv);
+		sv_close(&sv);
+	}
 	return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }

@@ -56,6 +56,12 @@ static __attribute__((noreturn)) void die(int delay_s, const char *why)
 	boot_end(&sv, sig ? sig : SIGINT);
 }
 
+/* The endless DHCP wait reads the signalfd: a poweroff during a DHCP outage acts at once. */
+static int dhcp_stop(void *arg)
+{
+	return sv_handle(arg);
+}
+
 static struct tcti_spec tpm; /* the node's TPM, for the issuer and the node lock */
 
 int pid1_main(void)
@@ -93,7 +99,12 @@ int pid1_main(void)
 	if (ip_config_parse(cfg.ip_param ? cfg.ip_param : "dhcp", &ic, err, sizeof err) < 0)
 		die(cfg.reboot_delay_s, err);
 	mkdir("/etc", 0755);
-	if (net_up(&ic, "/etc/resolv.conf") < 0)
+	dhcp_set_interrupt(sv_fd(&sv), dhcp_stop, &sv);
+	r = net_up(&ic, "/etc/resolv.conf");
+	dhcp_set_interrupt(-1, NULL, NULL);
+	if (r < 0 && sv.shutdown_signal)
+		boot_end(&sv, sv.shutdown_signal);
+	if (r < 0)
 		die(cfg.reboot_delay_s, "the network did not come up");
 	if (tcti_spec_parse("device:/dev/tpmrm0", &tpm, err, sizeof err) < 0 ||
 	    cli_issuer(cfg.variant, &tpm, &cfg.issuer, &cfg.tpm, err, sizeof err) < 0)

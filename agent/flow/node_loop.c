@@ -135,7 +135,9 @@ int node_wait(struct node *n, int ms)
 		if (d >= 0 && d < t)
 			t = d;
 		poll(p, p[1].fd >= 0 ? 2 : 1, left < t ? (int)left : t);
-		if (p[1].fd >= 0 ? p[1].revents != 0 : dhcp_lease_next_ms() == 0)
+		/* a reply, or a timer of the lease (a RENEW retry, the REBIND, a new DISCOVER):
+		 * a lost packet must never stop the state machine */
+		if ((p[1].fd >= 0 && p[1].revents) || dhcp_lease_next_ms() == 0)
 			dhcp_lease_handle();
 	}
 }

@@ -1,8 +1,11 @@
 /* DHCPv4 client (RFC 2131) on an AF_PACKET socket: the node has no address yet, so the
- * DISCOVER and REQUEST go out as whole IPv4/UDP datagrams to the broadcast MAC, and every IPv4
- * packet the link receives is read and filtered here. Retransmission as §4.1 says: 4 s,
- * doubling to 64 s, each randomised by ±1 s; a NAK starts over. Replies are parsed strictly
- * (dhcp_parse is fuzzed): a malformed one is dropped with a debug line, never trusted. */
+ * DISCOVER and REQUEST go out as whole IPv4/UDP datagrams to the broadcast MAC. A classic BPF
+ * filter on the socket (as udhcpc and systemd-networkd attach) lets only unfragmented IPv4
+ * UDP to port 68 reach us, so a busy link costs PID 1 nothing between T1 and the ACK.
+ * Retransmission as §4.1 says: 4 s, doubling to 64 s, each randomised by ±1 s; a NAK starts
+ * over. Replies are parsed strictly (dhcp_parse is fuzzed): a malformed one is dropped with a
+ * debug line, never trusted. The lease as the clouds give it: option 121 (RFC 3442; 249 is
+ * Microsoft's copy) with /32 leases (GCE), option 26's MTU (GCE 1460, AWS 9001). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <netpacket/packet.h>
 #include <net/if.h>
@@ -25,6 +29,7 @@
 #define RETRANS_FIRST_MS  4000
 #define RETRANS_MAX_MS	  64000
 #define PROGRESS_EVERY_MS 10000
+#define DRAIN_MAX	  32 /* packets read per dhcp_lease_handle call; the rest next turn */
 
 static uint16_t csum(const uint8_t *p, size_t len, uint32_t sum)
 {
@@ -67,7 +72,8 @@ size_t dhcp_build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint
 static size_t build(uint8_t *out, size_t cap, int type, const uint8_t mac[6], uint32_t xid,
 		    uint16_t secs, uint32_t requested, uint32_t server, uint32_t ciaddr)
 {
-	static const uint8_t params[] = {1, 3, 6, 15, 26, 51, 54};
+	/* 121 before 3, as RFC 3442 asks; 249 for servers that send only Microsoft's */
+	static const uint8_t params[] = {1, 121, 3, 6, 15, 26, 51, 54, 249};
 	uint8_t *ip = out, *udp = out + 20, *b = out + 28, *o;
 	size_t blen, total;
 	uint32_t pseudo;
@@ -199,6 +205,21 @@ int dhcp_parse(const uint8_t *pkt, size_t len, uint32_t xid, const uint8_t mac[6
 				return errbuf_set(err, errlen, "dhcp: lease time of length %u", l);
 			r->lease_s = get32(o);
 			break;
+		case 26:
+			if (l != 2)
+				return errbuf_set(err, errlen, "dhcp: MTU option of length %u", l);
+			r->mtu = (uint16_t)(o[0] << 8 | o[1]);
+			if (r->mtu < 68) /* RFC 2132 §5.1's minimum: ignored below it */
+				r->mtu = 0;
+			break;
+		case 121:
+		case 249:
+			if (code == 249 && r->routes_opt == 121)
+				break; /* 121 wins whichever comes first */
+			if (dhcp_parse_classless(o, l, r, err, errlen) < 0)
+				return -EINVAL;
+			r->routes_opt = code;
+			break;
 		case 58:
 		case 59:
 			if (l != 4)
@@ -222,6 +243,40 @@ int dhcp_parse(const uint8_t *pkt, size_t len, uint32_t xid, const uint8_t mac[6
 	return 0;
 }
 
+int dhcp_parse_classless(const uint8_t *o, size_t len, struct dhcp_reply *r, char *err,
+			 size_t errlen)
+{
+	size_t i = 0;
+
+	r->nroutes = 0;
+	if (!len) /* RFC 3442: at least one route */
+		return errbuf_set(err, errlen, "dhcp: empty classless routes option");
+	while (i < len) {
+		unsigned width = o[i++], sig = (width + 7) / 8;
+		struct dhcp_route *rt;
+		uint8_t dst[4] = {0};
+		uint32_t mask;
+
+		if (width > 32)
+			return errbuf_set(err, errlen, "dhcp: classless route of width %u", width);
+		if (len - i < sig + 4)
+			return errbuf_set(err, errlen, "dhcp: classless route overruns the option");
+		if (r->nroutes == DHCP_ROUTES_MAX)
+			return errbuf_set(err, errlen, "dhcp: more than %d classless routes",
+					  DHCP_ROUTES_MAX);
+		memcpy(dst, o + i, sig);
+		i += sig;
+		rt = &r->routes[r->nroutes++];
+		mask = width ? htonl(0xffffffffu << (32 - width)) : 0;
+		memcpy(&rt->dst, dst, 4);
+		rt->dst &= mask; /* bits past the width are not the destination's */
+		rt->prefix = (uint8_t)width;
+		memcpy(&rt->gw, o + i, 4);
+		i += 4;
+	}
+	return 0;
+}
+
 int dhcp_prefix(uint32_t mask)
 {
 	uint32_t m = ntohl(mask);
@@ -237,16 +292,34 @@ struct dhcp_sock {
 	int ifindex;
 };
 
+/* On a SOCK_DGRAM packet socket the filter sees the IPv4 header at offset 0: UDP, not a
+ * fragment past the first, destination port 68 (the header's length from its IHL). */
+static struct sock_filter dhcp_filter[] = {
+    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9),		    /* protocol */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 6),	    /* UDP, else drop */
+    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 6),		    /* flags, fragment offset */
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x1fff, 4, 0),	    /* a later fragment: drop */
+    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),		    /* X = the IPv4 header's length */
+    BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),		    /* UDP destination port */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PORT_CLIENT, 0, 1), /* 68, else drop */
+    BPF_STMT(BPF_RET | BPF_K, 0xffff),
+    BPF_STMT(BPF_RET | BPF_K, 0),
+};
+
 static int sock_open(struct dhcp_sock *s, int ifindex)
 {
 	struct sockaddr_ll sa = {
 	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = ifindex};
+	struct sock_fprog prog = {.len = sizeof dhcp_filter / sizeof dhcp_filter[0],
+				  .filter = dhcp_filter};
 
 	s->ifindex = ifindex;
-	s->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+	/* protocol 0: nothing is queued before the filter is on; bind then picks IPv4 */
+	s->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return -errno;
-	if (bind(s->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	if (setsockopt(s->fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0 ||
+	    bind(s->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		int r = -errno;
 
 		close(s->fd);
@@ -266,7 +339,21 @@ static int sock_send(struct dhcp_sock *s, const uint8_t *pkt, size_t len)
 	return sendto(s->fd, pkt, len, 0, (struct sockaddr *)&sa, sizeof sa) < 0 ? -errno : 0;
 }
 
-/* Waits until deadline for a reply of one of the wanted types; 0 with *r, or -ETIMEDOUT. */
+static struct {
+	int fd;
+	int (*stop)(void *arg);
+	void *arg;
+} intr = {.fd = -1};
+
+void dhcp_set_interrupt(int fd, int (*stop)(void *arg), void *arg)
+{
+	intr.fd = stop ? fd : -1;
+	intr.stop = stop;
+	intr.arg = arg;
+}
+
+/* Waits until deadline for a reply of one of the wanted types; 0 with *r, -ETIMEDOUT, or
+ * -EINTR when the interrupt descriptor said stop. */
 static int sock_wait(struct dhcp_sock *s, uint64_t deadline, uint32_t xid, const uint8_t mac[6],
 		     int want1, int want2, struct dhcp_reply *r)
 {
@@ -275,16 +362,21 @@ static int sock_wait(struct dhcp_sock *s, uint64_t deadline, uint32_t xid, const
 
 	for (;;) {
 		uint64_t now = monotonic_ms();
-		struct pollfd p = {.fd = s->fd, .events = POLLIN};
+		struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN},
+				      {.fd = intr.fd, .events = POLLIN}};
 		ssize_t n;
 		int k;
 
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		k = poll(&p, 1, (int)(deadline - now));
+		k = poll(p, intr.fd >= 0 ? 2 : 1, (int)(deadline - now));
 		if (k < 0 && errno != EINTR)
 			return -errno;
 		if (k <= 0)
+			continue;
+		if (intr.fd >= 0 && p[1].revents && intr.stop(intr.arg))
+			return -EINTR;
+		if (!p[0].revents)
 			continue;
 		n = recv(s->fd, buf, sizeof buf, 0);
 		if (n < 0)
@@ -353,7 +445,10 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 		wait = backoff_ms(attempt++, first_ms);
 		if (timeout_ms > 0 && now + wait > start + (uint64_t)timeout_ms)
 			wait = start + (uint64_t)timeout_ms - now;
-		if (sock_wait(&s, now + wait, xid, mac, DHCP_OFFER, DHCP_OFFER, &r) < 0)
+		rc = sock_wait(&s, now + wait, xid, mac, DHCP_OFFER, DHCP_OFFER, &r);
+		if (rc == -EINTR)
+			break;
+		if (rc < 0)
 			continue;
 		/* REQUEST the offer, retransmitted like the DISCOVER, at most 4 times */
 		for (int req = 0; req < 4; req++) {
@@ -363,8 +458,11 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 				       (uint16_t)((t - start) / 1000), r.yiaddr, r.server);
 			if ((rc = sock_send(&s, pkt, n)) < 0)
 				break;
-			if (sock_wait(&s, t + backoff_ms(req, first_ms), xid, mac, DHCP_ACK,
-				      DHCP_NAK, lease) < 0)
+			rc = sock_wait(&s, t + backoff_ms(req, first_ms), xid, mac, DHCP_ACK,
+				       DHCP_NAK, lease);
+			if (rc == -EINTR)
+				break;
+			if (rc < 0)
 				continue;
 			if (lease->type == DHCP_ACK) {
 				char a[16];
@@ -381,8 +479,12 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 			log_warn("net: %s: DHCPNAK: starting over", ifname);
 			break;
 		}
+		if (rc == -EINTR)
+			break;
 		random_bytes(&xid, sizeof xid); /* a new transaction */
 	}
+	if (rc == -EINTR)
+		log_info("net: %s: the DHCP wait ended by a shutdown signal", ifname);
 	close(s.fd);
 	return rc;
 }
@@ -400,7 +502,7 @@ static struct {
 	struct dhcp_sock sock; /* fd -1 while bound */
 	uint32_t xid;
 	uint64_t next_send_ms;
-	int attempt, lost, discovering;
+	int attempt, lost, discovering, selecting;
 	struct dhcp_reply offer;
 } kl = {.sock = {.fd = -1}};
 
@@ -445,6 +547,7 @@ void dhcp_lease_keep(int ifindex, const char *ifname, const uint8_t mac[6],
 	kl.attempt = 0;
 	kl.lost = 0;
 	kl.discovering = 0;
+	kl.selecting = 0;
 }
 
 int dhcp_lease_fd(void)
@@ -477,17 +580,86 @@ int dhcp_lease_next_ms(void)
 	return at > now ? (int)(at - now < 3600000 ? at - now : 3600000) : 0;
 }
 
+/* Whether gw is reachable on the link: inside the lease's own subnet, or inside an on-link
+ * route of option 121/249. */
+static int on_link(const struct dhcp_reply *l, uint32_t gw)
+{
+	if (l->mask != 0xffffffffu && ((gw ^ l->yiaddr) & l->mask) == 0)
+		return 1;
+	for (unsigned i = 0; l->routes_opt && i < l->nroutes; i++) {
+		const struct dhcp_route *rt = &l->routes[i];
+		uint32_t m = rt->prefix ? htonl(0xffffffffu << (32 - rt->prefix)) : 0;
+
+		if (!rt->gw && ((gw ^ rt->dst) & m) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A route via gw, with an on-link host route to gw first when the kernel would otherwise
+ * refuse it as unreachable (GCE: 10.x.y.z/32, router 10.x.y.1). */
+static int route_via(int ifindex, const struct dhcp_reply *l, uint32_t dst, int prefix, uint32_t gw)
+{
+	int r;
+
+	if (gw == l->yiaddr) /* "via ourselves" is on-link (some servers say so) */
+		return nl_route_add(ifindex, dst, prefix, 0);
+	if (!on_link(l, gw) && (r = nl_route_add(ifindex, gw, 32, 0)) < 0)
+		return r;
+	return nl_route_add(ifindex, dst, prefix, gw);
+}
+
+int dhcp_lease_apply(int ifindex, const struct dhcp_reply *l)
+{
+	int r, first = 0;
+
+	if (l->mtu)
+		(void)nl_link_set_mtu(ifindex, l->mtu); /* one line; the link still works */
+	if ((r = nl_addr_add_lft(ifindex, l->yiaddr, dhcp_prefix(l->mask), l->lease_s)) < 0 &&
+	    r != -EEXIST)
+		return r;
+	if (!l->routes_opt)
+		return l->router ? route_via(ifindex, l, 0, 0, l->router) : 0;
+	/* RFC 3442: with option 121 the router option is ignored; on-link routes first, so
+	 * the routes through their gateways find them */
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < l->nroutes; i++) {
+			const struct dhcp_route *rt = &l->routes[i];
+
+			if (!!rt->gw != pass)
+				continue;
+			r = pass ? route_via(ifindex, l, rt->dst, rt->prefix, rt->gw)
+				 : nl_route_add(ifindex, rt->dst, rt->prefix, 0);
+			if (r < 0 && !first)
+				first = r;
+		}
+	return first;
+}
+
+uint32_t dhcp_default_router(const struct dhcp_reply *l)
+{
+	if (!l->routes_opt)
+		return l->router;
+	for (unsigned i = 0; i < l->nroutes; i++)
+		if (!l->routes[i].prefix)
+			return l->routes[i].gw;
+	return 0;
+}
+
+int dhcp_renewal_acceptable(const struct dhcp_reply *held, const struct dhcp_reply *ack)
+{
+	return ack->type == DHCP_ACK && ack->server == held->server && ack->yiaddr == held->yiaddr;
+}
+
 static void apply_ack(const struct dhcp_reply *ack)
 {
 	struct dhcp_reply r = *ack, *a = &r;
 	char ip[16];
-	int moved = a->yiaddr != kl.ack.yiaddr;
+	int moved = a->yiaddr != kl.ack.yiaddr || kl.selecting;
 
 	if (!a->mask)
 		a->mask = kl.ack.mask ? kl.ack.mask : htonl(0xffffff00u);
-	nl_addr_add_lft(kl.ifindex, a->yiaddr, dhcp_prefix(a->mask), a->lease_s);
-	if (moved && a->router)
-		nl_route_add_default(kl.ifindex, a->router);
+	dhcp_lease_apply(kl.ifindex, a);
 	inet_ntop(AF_INET, &a->yiaddr, ip, sizeof ip);
 	log_info("net: %s: DHCP lease %s/%d %s for %u s", kl.ifname, ip, dhcp_prefix(a->mask),
 		 moved || kl.lost ? "granted" : "renewed", a->lease_s);
@@ -495,6 +667,7 @@ static void apply_ack(const struct dhcp_reply *ack)
 	kl.got_ms = monotonic_ms();
 	kl.lost = 0;
 	kl.discovering = 0;
+	kl.selecting = 0;
 	kl.attempt = 0;
 	close(kl.sock.fd);
 	kl.sock.fd = -1;
@@ -524,6 +697,7 @@ static void send_due(uint64_t now, int ph)
 	if (ph == LEASE_LOST) { /* every retry of a lost lease starts over with a DISCOVER */
 		kl.lost = 1;
 		kl.discovering = 1;
+		kl.selecting = 0;
 	}
 	if (kl.discovering)
 		n = build(pkt, sizeof pkt, DHCP_DISCOVER, kl.mac, kl.xid, 0, 0, 0, 0);
@@ -541,35 +715,49 @@ static void send_due(uint64_t now, int ph)
 	kl.next_send_ms = retry_at(now, ph);
 }
 
-/* Replies on the socket: an ACK renews, a NAK gives the address up, an OFFER (after a
- * DISCOVER) is requested at once. */
+/* Replies on the socket, at most DRAIN_MAX per call (the filter lets only DHCP's port
+ * through; a flood of it waits for the next turn): an ACK renews, a NAK gives the address
+ * up, an OFFER (after a DISCOVER) is requested at once. During RENEW and REBIND only the
+ * lease's server may renew it (RFC 2131 lets any server answer a REBIND; we take the
+ * stricter way: a lease no server of ours renews runs out and a DISCOVER finds the new one),
+ * and after a DISCOVER only the server whose offer we requested. */
 static void read_replies(void)
 {
 	uint8_t buf[2048], pkt[600];
 	struct dhcp_reply r;
-	char err[128];
+	char err[128], ip[16];
 	ssize_t n;
 
-	while (kl.sock.fd >= 0 && (n = recv(kl.sock.fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+	for (int k = 0; k < DRAIN_MAX && kl.sock.fd >= 0 &&
+			(n = recv(kl.sock.fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;
+	     k++) {
 		if (dhcp_parse(buf, (size_t)n, kl.xid, kl.mac, &r, err, sizeof err) < 0)
 			continue;
 		if (r.type == DHCP_ACK && !kl.discovering) {
-			apply_ack(&r);
-		} else if (r.type == DHCP_NAK) {
+			if (kl.selecting ? r.server == kl.offer.server
+					 : dhcp_renewal_acceptable(&kl.ack, &r)) {
+				apply_ack(&r);
+				continue;
+			}
+			inet_ntop(AF_INET, &r.server, ip, sizeof ip);
+			log_warn("net: %s: DHCPACK from server %s, not the lease's: ignored",
+				 kl.ifname, ip);
+		} else if (r.type == DHCP_NAK && (kl.discovering || r.server == kl.ack.server ||
+						  (kl.selecting && r.server == kl.offer.server))) {
 			log_warn("net: %s: DHCPNAK: the lease is given up; asking for a new one",
 				 kl.ifname);
 			kl.lost = 1;
 			kl.discovering = 1;
+			kl.selecting = 0;
 			kl.attempt = 0;
 			kl.next_send_ms = monotonic_ms();
 		} else if (r.type == DHCP_OFFER && kl.discovering) {
 			kl.offer = r;
 			kl.discovering = 0;
+			kl.selecting = 1;
 			n = (ssize_t)build(pkt, sizeof pkt, DHCP_REQUEST, kl.mac, kl.xid, 0,
 					   r.yiaddr, r.server, 0);
 			sock_send(&kl.sock, pkt, (size_t)n);
-			/* the ACK of this selection is taken as a new lease */
-			kl.ack.yiaddr = 0;
 		}
 	}
 }

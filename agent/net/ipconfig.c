@@ -166,9 +166,14 @@ int net_up(const struct ip_config *ic, const char *resolv)
 		/* §5.1: before the lock everything is retried; DHCP retries forever itself */
 		if ((r = dhcp_acquire(link.index, link.name, link.mac, 0, 0, &l)) < 0)
 			return r;
+		/* MTU, address, option 121's routes or the router: as every renewal does */
+		if ((r = dhcp_lease_apply(link.index, &l)) < 0)
+			return log_err(r, "net: %s: the DHCP lease could not be applied",
+				       link.name);
+		dhcp_lease_keep(link.index, link.name, link.mac, &l);
 		addr = l.yiaddr;
 		mask = l.mask;
-		gw = l.router;
+		gw = dhcp_default_router(&l);
 		dns = l.dns;
 	} else {
 		addr = ic->addr;
@@ -176,20 +181,23 @@ int net_up(const struct ip_config *ic, const char *resolv)
 		gw = ic->gw;
 		dns = ic->dns;
 	}
-	if ((r = nl_addr_add_lft(link.index, addr, dhcp_prefix(mask), ic->dhcp ? l.lease_s : 0)) <
-		0 &&
-	    r != -EEXIST)
+	if (!ic->dhcp && (r = nl_addr_add(link.index, addr, dhcp_prefix(mask))) < 0 && r != -EEXIST)
 		return log_err(r, "net: %s: address", link.name);
-	if (ic->dhcp)
-		dhcp_lease_keep(link.index, link.name, link.mac, &l);
-	if (gw && (r = nl_route_add_default(link.index, gw)) < 0 && r != -EEXIST)
+	if (!ic->dhcp && gw && (r = nl_route_add_default(link.index, gw)) < 0 && r != -EEXIST)
 		return log_err(r, "net: %s: default route", link.name);
 	if (resolv && dns[0])
 		resolv_conf_write(resolv, dns, ic->dhcp ? "the DHCP lease" : "ip=");
 	inet_ntop(AF_INET, &addr, a, sizeof a);
 	if (gw)
 		inet_ntop(AF_INET, &gw, g, sizeof g);
-	log_info("net: %s %s/%d router %s (%s)", link.name, a, dhcp_prefix(mask), g,
-		 ic->dhcp ? "DHCP" : "ip=");
+	if (ic->dhcp && l.mtu)
+		log_info("net: %s %s/%d router %s mtu %u (DHCP%s)", link.name, a, dhcp_prefix(mask),
+			 g, l.mtu,
+			 l.routes_opt == 121   ? ", option 121's routes"
+			 : l.routes_opt == 249 ? ", option 249's routes"
+					       : "");
+	else
+		log_info("net: %s %s/%d router %s (%s%s)", link.name, a, dhcp_prefix(mask), g,
+			 ic->dhcp ? "DHCP" : "ip=", l.routes_opt ? ", classless routes" : "");
 	return 0;
 }

@@ -45,6 +45,10 @@ int nl_addr_add(int ifindex, uint32_t addr, int prefix);
  * the kernel drops an address whose lease ran out; an existing address gets the new one. */
 int nl_addr_add_lft(int ifindex, uint32_t addr, int prefix, uint32_t lifetime_s);
 int nl_route_add_default(int ifindex, uint32_t gateway);
+/* dst/prefix via gateway, or on the link (scope link) when gateway is 0; replaces an existing
+ * route to dst/prefix. */
+int nl_route_add(int ifindex, uint32_t dst, int prefix, uint32_t gateway);
+int nl_link_set_mtu(int ifindex, unsigned mtu);
 
 /* ---- HTTP/1.1 GET (http.c) ---- */
 struct http_response {
@@ -121,11 +125,22 @@ enum {
 	DHCP_ACK = 5,
 	DHCP_NAK = 6,
 };
+#define DHCP_ROUTES_MAX 16 /* classless routes kept from one reply; more is refused */
+struct dhcp_route {
+	uint32_t dst, gw; /* network order; gw 0: on the link */
+	uint8_t prefix;
+};
 struct dhcp_reply {
 	int type;
 	uint32_t yiaddr, server, mask, router, dns[2]; /* network byte order; 0: absent */
 	uint32_t lease_s;
 	uint32_t t1_s, t2_s; /* options 58 and 59; 0: absent */
+	uint16_t mtu;	     /* option 26; 0: absent (or below 68, RFC 2132's minimum) */
+	/* option 121 (RFC 3442), else Microsoft's 249 with the same format: when present, the
+	 * router of option 3 is not used (RFC 3442 §"DHCP Client Behavior") */
+	uint8_t routes_opt; /* 121, 249 or 0 */
+	uint8_t nroutes;
+	struct dhcp_route routes[DHCP_ROUTES_MAX];
 };
 /* A DISCOVER or REQUEST as an IPv4/UDP datagram from 0.0.0.0:68 to 255.255.255.255:67 (the
  * link layer adds the broadcast MAC). requested and server: 0 or network order. Returns the
@@ -138,6 +153,26 @@ int dhcp_parse(const uint8_t *pkt, size_t len, uint32_t xid, const uint8_t mac[6
 	       struct dhcp_reply *r, char *err, size_t errlen);
 /* The prefix length of a contiguous mask (network order). */
 int dhcp_prefix(uint32_t mask);
+/* The value of option 121 or 249 (RFC 3442: width, the significant octets of the
+ * destination, the router) into r->routes. -EINVAL with one line in err when malformed or
+ * holding more than DHCP_ROUTES_MAX routes. */
+int dhcp_parse_classless(const uint8_t *o, size_t len, struct dhcp_reply *r, char *err,
+			 size_t errlen);
+/* Puts a lease on link ifindex: the MTU (option 26), the address with the lease's lifetime,
+ * then the routes: option 121/249's (on-link ones first), else the router of option 3 as the
+ * default route; a gateway that is not on the link (a /32 lease) gets an on-link host route
+ * first. Replaces what is there, so a renewal applies it again. 0 or the first -errno (one
+ * line). */
+int dhcp_lease_apply(int ifindex, const struct dhcp_reply *l);
+/* The default route's gateway of a lease (option 121/249's 0.0.0.0/0, else option 3); 0:
+ * none. */
+uint32_t dhcp_default_router(const struct dhcp_reply *l);
+/* Whether an ACK during RENEW/REBIND may renew the lease held: it must come from the lease's
+ * server (option 54) and be for its address. */
+int dhcp_renewal_acceptable(const struct dhcp_reply *held, const struct dhcp_reply *ack);
+/* While dhcp_acquire waits, fd (a signalfd) is polled too; when it is readable, stop(arg) is
+ * called, and a non-zero return ends dhcp_acquire with -EINTR. fd -1: none. */
+void dhcp_set_interrupt(int fd, int (*stop)(void *arg), void *arg);
 /* DISCOVER/OFFER/REQUEST/ACK on link ifindex with RFC 2131 retransmission (first wait
  * first_ms, default 4 s, doubling to 64 s, ±1 s), a line every 10 s while it waits; gives up
  * after timeout_ms (0: never). 0 with the ACK in *lease. */

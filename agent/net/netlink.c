@@ -1,5 +1,5 @@
 /* rtnetlink on a raw NETLINK_ROUTE socket: list the links, set one up or down, add an IPv4
- * address and a default route. Each request asks for an ACK and waits for it (bounded), so
+ * address, routes and the MTU. Each request asks for an ACK and waits for it (bounded), so
  * a refusal comes back as the kernel's errno with one line. The dump parser is separate and
  * strict, since its input is a buffer (fuzzed). */
 #include <arpa/inet.h>
@@ -164,7 +164,7 @@ int nl_addr_add_lft(int ifindex, uint32_t addr, int prefix, uint32_t lifetime_s)
 	return r < 0 ? log_err(r, "net: adding an address to link %d", ifindex) : 0;
 }
 
-int nl_route_add_default(int ifindex, uint32_t gateway)
+int nl_route_add(int ifindex, uint32_t dst, int prefix, uint32_t gateway)
 {
 	struct {
 		struct nlmsghdr h;
@@ -175,18 +175,56 @@ int nl_route_add_default(int ifindex, uint32_t gateway)
 		  .nlmsg_type = RTM_NEWROUTE,
 		  .nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE},
 	    .m = {.rtm_family = AF_INET,
+		  .rtm_dst_len = (unsigned char)prefix,
 		  .rtm_table = RT_TABLE_MAIN,
 		  .rtm_protocol = RTPROT_DHCP,
-		  .rtm_scope = RT_SCOPE_UNIVERSE,
+		  /* no gateway: the destination is on the link */
+		  .rtm_scope = gateway ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK,
 		  .rtm_type = RTN_UNICAST},
 	};
 	uint32_t oif = (uint32_t)ifindex;
+	char d[16], g[16];
 	int r;
 
-	attr_put(&req.h, sizeof req, RTA_GATEWAY, &gateway, 4);
+	if (prefix < 0 || prefix > 32)
+		return log_err(-EINVAL, "net: route prefix /%d", prefix);
+	if (prefix)
+		attr_put(&req.h, sizeof req, RTA_DST, &dst, 4);
+	if (gateway)
+		attr_put(&req.h, sizeof req, RTA_GATEWAY, &gateway, 4);
 	attr_put(&req.h, sizeof req, RTA_OIF, &oif, 4);
 	r = nl_request(&req.h);
-	return r < 0 ? log_err(r, "net: adding the default route on link %d", ifindex) : 0;
+	if (r >= 0)
+		return 0;
+	inet_ntop(AF_INET, &dst, d, sizeof d);
+	inet_ntop(AF_INET, &gateway, g, sizeof g);
+	if (!prefix)
+		return log_err(r, "net: adding the default route via %s on link %d", g, ifindex);
+	return log_err(r, "net: adding the route %s/%d %s%s on link %d", d, prefix,
+		       gateway ? "via " : "on-link", gateway ? g : "", ifindex);
+}
+
+int nl_route_add_default(int ifindex, uint32_t gateway)
+{
+	return nl_route_add(ifindex, 0, 0, gateway);
+}
+
+int nl_link_set_mtu(int ifindex, unsigned mtu)
+{
+	struct {
+		struct nlmsghdr h;
+		struct ifinfomsg i;
+		char attrs[16];
+	} req = {
+	    .h = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)), .nlmsg_type = RTM_NEWLINK},
+	    .i = {.ifi_family = AF_UNSPEC, .ifi_index = ifindex},
+	};
+	uint32_t m = mtu;
+	int r;
+
+	attr_put(&req.h, sizeof req, IFLA_MTU, &m, 4);
+	r = nl_request(&req.h);
+	return r < 0 ? log_err(r, "net: setting the MTU of link %d to %u", ifindex, mtu) : 0;
 }
 
 int nl_parse_links(const void *buf, size_t len, struct nl_link *links, int max, int *count,
