@@ -1,6 +1,9 @@
 /* libFuzzer target: DHCP replies (anyone on the link can send them). The input is an IPv4
  * packet; when it is long enough the transaction id and MAC are made to match, so the option
- * parser is reached. A refusal is one line. */
+ * parser is reached. A refusal is one line. The input is also given whole to the classless
+ * routes parser (options 121 and 249, RFC 3442): at most DHCP_ROUTES_MAX routes, each of a
+ * width up to 32 with no destination bits past it. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +33,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (rc == 0 && (r.type < 1 || r.type > 8))
 		abort();
+	if (rc == 0 && (r.nroutes > DHCP_ROUTES_MAX || (r.mtu && r.mtu < 68)))
+		abort();
+	memset(&r, 0, sizeof r);
+	rc = dhcp_parse_classless(data, size, &r, err, sizeof err);
+	if (rc < 0 && (rc != -EINVAL || strncmp(err, "dhcp: ", 6)))
+		abort();
+	if (r.nroutes > DHCP_ROUTES_MAX || (rc == 0 && !r.nroutes))
+		abort();
+	for (unsigned i = 0; i < r.nroutes; i++) {
+		uint32_t m =
+		    r.routes[i].prefix ? htonl(0xffffffffu << (32 - r.routes[i].prefix)) : 0;
+
+		if (r.routes[i].prefix > 32 || (r.routes[i].dst & ~m))
+			abort();
+	}
 	free(p);
 	return 0;
 }

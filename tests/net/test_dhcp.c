@@ -135,6 +135,99 @@ TEST(dhcp_parse_refuses_malformed_replies_with_one_line)
 	CHECK(dhcp_parse(p, n, 5, mac, &r, err, sizeof err) == -EINVAL);
 }
 
+/* GCE's lease: 10.128.0.15/32, router 10.128.0.1 in option 3 and in option 121 as
+ * `10.128.0.1/32 via 0.0.0.0` + `0.0.0.0/0 via 10.128.0.1`, MTU 1460 */
+TEST(dhcp_parse_reads_gce_classless_routes_and_mtu)
+{
+	static const uint8_t opts[] = {53,  1,	 5,   54, 4, 10, 128, 0,   1,	1,  4,	255,
+				       255, 255, 255, 3,  4, 10, 128, 0,   1,	26, 2,	5,
+				       180, 51,	 4,   0,  0, 14, 16,  121, 14,	32, 10, 128,
+				       0,   1,	 0,   0,  0, 0,	 0,   10,  128, 0,  1,	255};
+	uint8_t p[600];
+	struct dhcp_reply r;
+	char err[128];
+	size_t n = reply(p, 9, opts, sizeof opts);
+
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == 0);
+	CHECK(r.type == DHCP_ACK && r.mask == 0xffffffffu && dhcp_prefix(r.mask) == 32);
+	CHECK(r.mtu == 1460 && r.lease_s == 3600);
+	CHECK(r.routes_opt == 121 && r.nroutes == 2);
+	CHECK(r.routes[0].dst == htonl(0x0a800001) && r.routes[0].prefix == 32 && !r.routes[0].gw);
+	CHECK(r.routes[1].dst == 0 && r.routes[1].prefix == 0 &&
+	      r.routes[1].gw == htonl(0x0a800001));
+	CHECK(dhcp_default_router(&r) == htonl(0x0a800001));
+}
+
+TEST(dhcp_parse_121_wins_over_249_and_3)
+{
+	/* 249 first (10.0.0.0/8 via 10.0.2.9), then 121 (default via 10.0.2.7), router 10.0.2.2 */
+	static const uint8_t opts[] = {53, 1, 5, 3, 4,	 10, 0, 2,  2, 249, 6, 8,  10,
+				       10, 0, 2, 9, 121, 5,  0, 10, 0, 2,   7, 255};
+	static const uint8_t only249[] = {53, 1, 5, 249, 8, 24, 192, 168, 5, 10, 0, 2, 9, 255};
+	uint8_t p[600];
+	struct dhcp_reply r;
+	char err[128];
+	size_t n = reply(p, 9, opts, sizeof opts);
+
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == 0);
+	CHECK(r.routes_opt == 121 && r.nroutes == 1 && r.routes[0].gw == htonl(0x0a000207));
+	CHECK(dhcp_default_router(&r) == htonl(0x0a000207)); /* not option 3's */
+	n = reply(p, 9, only249, sizeof only249);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == 0);
+	CHECK(r.routes_opt == 249 && r.nroutes == 1 && r.routes[0].prefix == 24 &&
+	      r.routes[0].dst == htonl(0xc0a80500));
+	CHECK(dhcp_default_router(&r) == 0); /* no default route in it */
+}
+
+TEST(dhcp_parse_refuses_malformed_classless_routes)
+{
+	static const uint8_t wide[] = {53, 1, 5, 121, 5, 33, 10, 0, 2, 7, 255};
+	static const uint8_t shortgw[] = {53, 1, 5, 121, 4, 0, 10, 0, 2, 255};
+	static const uint8_t shortdst[] = {53, 1, 5, 121, 5, 24, 10, 0, 2, 7, 255};
+	static const uint8_t empty[] = {53, 1, 5, 121, 0, 255};
+	static const uint8_t mtu1[] = {53, 1, 5, 26, 1, 5, 255};
+	static const uint8_t mtulow[] = {53, 1, 5, 26, 2, 0, 20, 255};
+	uint8_t p[600], many[3 + 2 + 17 * 5 + 1] = {53, 1, 5, 121, 17 * 5};
+	struct dhcp_reply r;
+	char err[128];
+	size_t n;
+
+	n = reply(p, 9, wide, sizeof wide);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == -EINVAL && strstr(err, "width"));
+	n = reply(p, 9, shortgw, sizeof shortgw);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == -EINVAL);
+	n = reply(p, 9, shortdst, sizeof shortdst);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == -EINVAL);
+	n = reply(p, 9, empty, sizeof empty);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == -EINVAL);
+	n = reply(p, 9, mtu1, sizeof mtu1);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == -EINVAL);
+	n = reply(p, 9, mtulow, sizeof mtulow);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == 0 && r.mtu == 0);
+	for (int i = 0; i < 17; i++) /* 17 default routes of width 0: one more than kept */
+		memcpy(many + 5 + 5 * i, "\0\x0a\0\x02\x07", 5);
+	many[sizeof many - 1] = 255;
+	n = reply(p, 9, many, sizeof many);
+	CHECK(dhcp_parse(p, n, 9, mac, &r, err, sizeof err) == -EINVAL && strstr(err, "more than"));
+	CHECK(!strchr(err, '\n'));
+}
+
+TEST(dhcp_renewal_ack_only_from_the_leases_server)
+{
+	struct dhcp_reply held = {.type = DHCP_ACK,
+				  .yiaddr = htonl(0x0a00020f),
+				  .server = htonl(0x0a000202)},
+			  ack = held, rogue = held, moved = held;
+
+	rogue.server = htonl(0x0a000263);
+	moved.yiaddr = htonl(0x0a000210);
+	CHECK(dhcp_renewal_acceptable(&held, &ack));
+	CHECK(!dhcp_renewal_acceptable(&held, &rogue));
+	CHECK(!dhcp_renewal_acceptable(&held, &moved));
+	ack.type = DHCP_OFFER;
+	CHECK(!dhcp_renewal_acceptable(&held, &ack));
+}
+
 /* One RTM_NEWLINK message for a link, as the kernel lays it out. */
 static size_t link_msg(uint8_t *b, int index, const char *name, const uint8_t *hw)
 {
