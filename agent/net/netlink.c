@@ -324,9 +324,10 @@ int nl_first_ethernet(struct nl_link *out)
 	struct nl_link links[32];
 	int n = nl_links(links, 32);
 
+	/* not a slave: on Azure the Mellanox VF has the netvsc NIC's MAC and is its slave */
 	for (int i = 0; i < n; i++)
 		if (links[i].type == ARPHRD_ETHER && links[i].has_mac &&
-		    !(links[i].flags & IFF_LOOPBACK)) {
+		    !(links[i].flags & (IFF_LOOPBACK | IFF_SLAVE))) {
 			*out = links[i];
 			return 0;
 		}

@@ -213,6 +213,21 @@ TEST(modules_count_failures_but_not_eexist_or_enodev)
 	harness_rmtree(dir);
 }
 
+TEST(modules_a_dependency_without_its_hardware_skips_its_dependents_quietly)
+{
+	struct ev ev[64];
+	char dir[64];
+	int n;
+
+	/* nodevbus: hv_vmbus off Azure; drv (hv_netvsc) needs it, other does not */
+	fixture(dir, "nodevbus drv other", "1:\n2: 1\n3:\n");
+	CHECK(run(dir, 2, 10000, 1) == 0);
+	n = read_log(ev, 64);
+	CHECK(when(ev, n, 'S', "nodevbus.ko") >= 0 && when(ev, n, 'S', "other.ko") >= 0);
+	CHECK(when(ev, n, 'S', "drv.ko") < 0);
+	harness_rmtree(dir);
+}
+
 TEST(modules_still_loading_at_the_deadline_are_not_waited_for)
 {
 	char dir[64];

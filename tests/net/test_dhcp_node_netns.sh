@@ -10,6 +10,9 @@
 #   over the flood stays under 0.5 s (unfiltered, every packet is read and parsed).
 # - No DHCP server at all: the node waits for a lease; SIGPWR (a poweroff) ends the wait at
 #   once (within 3 s), with one line.
+# - Another server (a responder of this test's, server identifier 192.168.79.2) answers the
+#   RENEW with an ACK in place of the lease's server, now gone: it is ignored (one line), the
+#   lease is not renewed by it.
 . tests/lib.sh
 set -u
 agent=$PWD/$BUILD/test/constel-agent
@@ -137,4 +140,45 @@ if setup; then
 	fi
 else
 	fail $t "namespace setup failed"
+fi
+
+t=dhcp_node_renewal_ack_from_another_server_is_ignored
+if setup && dnsmasq_start; then
+	node
+	until_log 'DHCP lease 192.168.79.[56][0-9]/24 for 120 s' 30
+	kill "$(cat "$work/pid")"
+	sleep 0.3
+	# the rogue: every REQUEST gets an ACK for its ciaddr from server 192.168.79.2
+	ip netns exec "$srv" python3 -c '
+import socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"v0")
+s.bind(("0.0.0.0", 67))
+s.settimeout(30)
+while True:
+    m, _ = s.recvfrom(2048)
+    if len(m) < 240 or m[0] != 1:
+        continue
+    b = bytearray(236)
+    b[0:4] = bytes([2, 1, 6, 0]); b[4:8] = m[4:8]; b[10:12] = m[10:12]
+    b[16:20] = m[12:16]; b[28:44] = m[28:44]
+    o = bytes([99, 130, 83, 99, 53, 1, 5, 54, 4, 192, 168, 79, 2, 51, 4, 0, 0, 0, 120,
+               1, 4, 255, 255, 255, 0, 255])
+    s.sendto(bytes(b) + o, ("255.255.255.255", 68))
+    print("ack", flush=True)' >"$work/rogue.out" 2>&1 &
+	rogue=$!
+	until_log 'DHCPREQUEST sent (renewing)' 10
+	sleep 2
+	why=
+	grep -q ack "$work/rogue.out" || why="$why the-rogue-did-not-answer"
+	grep -q 'DHCPACK from server 192.168.79.2, not the lease.s: ignored' "$work/node.log" || why="$why not-ignored"
+	grep -q 'renewed for' "$work/node.log" && why="$why renewed-by-the-rogue"
+	[ -z "$why" ] && pass $t || fail $t "wrong:$why; $(grep 'net:' "$work/node.log" | tail -2)"
+	kill $rogue 2>/dev/null
+	kill -TERM $node_pid
+	wait_pid $node_pid 20
+else
+	fail $t "namespace or dnsmasq setup failed"
 fi
