@@ -10,7 +10,8 @@ Written from AWS's documentation:
   https://docs.aws.amazon.com/IAM/latest/UserGuide/signing-elements.html (the date must be
   within 5 minutes of the server's clock; temporary credentials need X-Amz-Security-Token).
   EVERY request's signature is recomputed with an independent implementation, botocore's
-  SigV4Auth (Debian's python3-botocore), over the headers the request names in SignedHeaders.
+  SigV4Auth (Debian's python3-botocore), over the headers the request names in SignedHeaders,
+  which must include host and every x-amz-* header sent (X-Amz-Target included).
 - EC2 Query API: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Query-Requests.html,
   API_DescribeInstances.html (Filter.N.Name/Filter.N.Value.M with tag:<key>, tag-key,
   instance-state-name, instance-id; InstanceId.N; MaxResults 5..1000 and NextToken, which
@@ -176,9 +177,13 @@ def verify(handler, body):
         raise fail("skew", service)
     if a["date"] != amz_date[:8]:
         raise fail("signature", service)
-    for must in ("host", "x-amz-date"):
-        if must not in a["signed"]:
-            raise fail("signature", service)
+    # host and every x-amz-* header sent must be signed (create-signed-request.html); the
+    # session token may be left out (AWS accepts it either way)
+    must = {"host", "x-amz-date"} | {k.lower() for k in handler.headers.keys()
+                                     if k.lower().startswith("x-amz-")}
+    must.discard("x-amz-security-token")
+    if not must <= set(a["signed"]):
+        raise fail("signature", service)
     # the headers the caller signed, as received, and nothing else (AWS does the same)
     headers = {}
     for name in a["signed"]:
