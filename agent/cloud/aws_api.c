@@ -513,6 +513,241 @@ int aws_parse_error(const char *body, size_t len, char *code, size_t code_cap, c
 	return 0;
 }
 
+/* ---- credentials ---- */
+/* One JSON string at *p (after its opening quote) into out (cap bytes, NUL-terminated);
+ * escapes decoded, \u only for ASCII. Returns the length or -EINVAL; *p past the quote. */
+static ssize_t flat_string(const char **p, const char *end, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (*p < end && **p != '"') {
+		char c = *(*p)++;
+
+		if ((unsigned char)c < 0x20)
+			return -EINVAL;
+		if (c == '\\') {
+			if (*p >= end)
+				return -EINVAL;
+			c = *(*p)++;
+			switch (c) {
+			case '"':
+			case '\\':
+			case '/':
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'u': {
+				int v = 0;
+
+				if (end - *p < 4)
+					return -EINVAL;
+				for (int i = 0; i < 4; i++) {
+					int d = hex_digit((*p)[i]);
+
+					if (d < 0)
+						return -EINVAL;
+					v = v * 16 + d;
+				}
+				if (v == 0 || v > 0x7f)
+					return -EINVAL;
+				c = (char)v;
+				*p += 4;
+				break;
+			}
+			default:
+				return -EINVAL;
+			}
+		}
+		if (n + 1 >= cap)
+			return -E2BIG;
+		out[n++] = c;
+	}
+	if (*p >= end)
+		return -EINVAL;
+	(*p)++;
+	out[n] = '\0';
+	return (ssize_t)n;
+}
+
+static time_t parse_rfc3339_utc(const char *s)
+{
+	struct tm tm;
+	int y, mo, d, h, mi, se;
+	char z = 0;
+
+	memset(&tm, 0, sizeof tm);
+	if (strlen(s) != 20 ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) != 7 ||
+	    z != 'Z' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 ||
+	    y < 1970)
+		return (time_t)-1;
+	tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
+	tm.tm_hour = h, tm.tm_min = mi, tm.tm_sec = se;
+	return timegm(&tm);
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+int aws_parse_credentials(const char *json, size_t len, time_t now, struct aws_credentials *out,
+			  char *err, size_t errlen)
+{
+	const char *p = json, *end = json + len;
+	struct secret *val = NULL;
+	struct aws_credentials c;
+	char key[32], code[32] = "", type[32] = "", expiration[32] = "";
+	int r = -EINVAL;
+
+	memset(&c, 0, sizeof c);
+	if (len > AWS_CREDS_MAX)
+		return errbuf_set(err, errlen, "aws: credentials document of %zu bytes", len);
+	val = secret_new(AWS_CREDS_MAX + 1);
+	if (!val)
+		return -ENOMEM;
+	p = skip_ws(p, end);
+	if (p >= end || *p++ != '{') {
+		errbuf_set(err, errlen, "aws: credentials are not a JSON object");
+		goto out;
+	}
+	for (;;) {
+		ssize_t kl, vl;
+
+		p = skip_ws(p, end);
+		if (p < end && *p == '}' && !c.access_key_id[0] && !c.secret_key && !code[0])
+			break; /* {} */
+		if (p >= end || *p++ != '"' || (kl = flat_string(&p, end, key, sizeof key)) < 0) {
+			errbuf_set(err, errlen, "aws: credentials: bad or unknown-length key");
+			goto out;
+		}
+		p = skip_ws(p, end);
+		if (p >= end || *p++ != ':') {
+			errbuf_set(err, errlen, "aws: credentials: ':' expected after %s", key);
+			goto out;
+		}
+		p = skip_ws(p, end);
+		if (p < end && *p == 'n' && end - p >= 4 && !memcmp(p, "null", 4)) {
+			p += 4;
+			vl = 0;
+			val->bytes[0] = 0;
+		} else if (p >= end || *p++ != '"' ||
+			   (vl = flat_string(&p, end, (char *)val->bytes, val->len)) < 0) {
+			errbuf_set(err, errlen, "aws: credentials: the value of %s is not a string",
+				   key);
+			goto out;
+		}
+		const char *v = (const char *)val->bytes;
+		struct secret **dst = NULL;
+
+		if (!strcmp(key, "Code"))
+			snprintf(code, sizeof code, "%s", v);
+		else if (!strcmp(key, "Type"))
+			snprintf(type, sizeof type, "%s", v);
+		else if (!strcmp(key, "Expiration"))
+			snprintf(expiration, sizeof expiration, "%s", v);
+		else if (!strcmp(key, "AccessKeyId")) {
+			if ((size_t)vl >= sizeof c.access_key_id || vl == 0) {
+				errbuf_set(err, errlen,
+					   "aws: credentials: AccessKeyId of %zd bytes", vl);
+				goto out;
+			}
+			memcpy(c.access_key_id, v, (size_t)vl + 1);
+		} else if (!strcmp(key, "SecretAccessKey"))
+			dst = &c.secret_key;
+		else if (!strcmp(key, "Token"))
+			dst = &c.token;
+		if (dst) {
+			if (*dst || vl == 0) {
+				errbuf_set(err, errlen, "aws: credentials: %s empty or repeated",
+					   key);
+				goto out;
+			}
+			*dst = secret_from(v, (size_t)vl);
+			if (!*dst) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}')
+			break;
+		errbuf_set(err, errlen, "aws: credentials: ',' or '}' expected after %s", key);
+		goto out;
+	}
+	p = skip_ws(p + 1, end);
+	if (p != end) {
+		errbuf_set(err, errlen, "aws: credentials: text after the object");
+		goto out;
+	}
+	if (strcmp(code, "Success") != 0) {
+		errbuf_set(err, errlen, "aws: credentials: Code is '%s', not Success", code);
+		goto out;
+	}
+	if (type[0] && strcmp(type, "AWS-HMAC") != 0) {
+		errbuf_set(err, errlen, "aws: credentials: Type '%s'", type);
+		goto out;
+	}
+	if (!c.access_key_id[0] || !c.secret_key || !c.token || !expiration[0]) {
+		errbuf_set(err, errlen,
+			   "aws: credentials: AccessKeyId, SecretAccessKey, Token "
+			   "or Expiration missing");
+		goto out;
+	}
+	for (const char *k = c.access_key_id; *k; k++)
+		if (!isalnum((unsigned char)*k)) {
+			errbuf_set(err, errlen, "aws: credentials: AccessKeyId not alphanumeric");
+			goto out;
+		}
+	c.expiration = parse_rfc3339_utc(expiration);
+	if (c.expiration == (time_t)-1) {
+		errbuf_set(err, errlen, "aws: credentials: Expiration '%.31s' malformed",
+			   expiration);
+		goto out;
+	}
+	if (c.expiration <= now) {
+		errbuf_set(err, errlen, "aws: credentials expired at %s", expiration);
+		r = -EKEYEXPIRED;
+		goto out;
+	}
+	*out = c;
+	memset(&c, 0, sizeof c);
+	r = 0;
+out:
+	secret_free(val);
+	aws_credentials_free(&c);
+	return r;
+}
+
+void aws_credentials_free(struct aws_credentials *c)
+{
+	secret_freep(&c->secret_key);
+	secret_freep(&c->token);
+	memset(c, 0, sizeof *c);
+}
+
+int aws_credentials_fresh(const struct aws_credentials *c, time_t now)
+{
+	return c->secret_key && c->expiration - now > AWS_CREDS_REFRESH_S;
+}
+
+void aws_credentials_sigv4(const struct aws_credentials *c, struct sigv4_creds *out)
+{
+	out->access_key_id = c->access_key_id;
+	out->secret_key = c->secret_key;
+	out->session_token = c->token;
+}
+
 /* ---- the transport ---- */
 static int wait_fd(int fd, short ev, uint64_t deadline)
 {

@@ -54,6 +54,29 @@ int aws_parse_get_resources(const char *json, size_t len, char (*arns)[256], int
 int aws_parse_error(const char *body, size_t len, char *code, size_t code_cap, char *msg,
 		    size_t msg_cap);
 
+/* ---- the instance profile's credentials ----
+ * IMDSv2's /latest/meta-data/iam/security-credentials/<role> document: {"Code": "Success",
+ * "Type": "AWS-HMAC", "AccessKeyId", "SecretAccessKey", "Token", "Expiration":
+ * "YYYY-MM-DDTHH:MM:SSZ", "LastUpdated"}. Read by a flat-object reader of our own that writes
+ * the secret values straight into wiped secrets (no general JSON parser holds them). */
+#define AWS_CREDS_MAX	    8192 /* the document */
+#define AWS_CREDS_REFRESH_S 300	 /* credentials are read again this long before they expire */
+struct aws_credentials {
+	char access_key_id[SIGV4_MAX_KEY_ID + 1];
+	struct secret *secret_key;
+	struct secret *token;
+	time_t expiration;
+};
+/* -EINVAL with one line in err (never a value of the document) for anything but a
+ * "Success" document with all four fields; -EKEYEXPIRED when it expired before now. */
+int aws_parse_credentials(const char *json, size_t len, time_t now, struct aws_credentials *out,
+			  char *err, size_t errlen);
+void aws_credentials_free(struct aws_credentials *c);
+/* 1 when they are valid for more than AWS_CREDS_REFRESH_S after now, else 0 (read again). */
+int aws_credentials_fresh(const struct aws_credentials *c, time_t now);
+/* The signer's view of them (pointers into c). */
+void aws_credentials_sigv4(const struct aws_credentials *c, struct sigv4_creds *out);
+
 /* ---- the client ---- */
 struct http_response;
 /* Sends one POST (headers as "Name: value\r\n" lines, Host included) and reads the whole

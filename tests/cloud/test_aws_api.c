@@ -424,3 +424,58 @@ TEST(aws_api_missing_permission_is_one_line_naming_it)
 			  "elasticloadbalancing:DescribeLoadBalancers") != NULL);
 	CHECK(strstr(buf, "IQoJ") == NULL && strstr(buf, "good/secret") == NULL);
 }
+
+TEST(aws_credentials_from_the_imds_document)
+{
+	static const char doc[] =
+	    "{\n  \"Code\" : \"Success\",\n  \"LastUpdated\" : "
+	    "\"2012-04-26T16:39:16Z\",\n  \"Type\" : \"AWS-HMAC\",\n  "
+	    "\"AccessKeyId\" : \"ASIAIOSFODNN7EXAMPLE\",\n  "
+	    "\"SecretAccessKey\" : \"wJalrXUtnFEMI\\/K7MDENG\\/bPxRfiCYEXAMPLEKEY\",\n"
+	    "  \"Token\" : \"token\\u002b==\",\n  \"Expiration\" : "
+	    "\"2017-05-17T15:09:54Z\"\n}";
+	struct aws_credentials c;
+	struct sigv4_creds s;
+	char err[200];
+	time_t exp = 1495033794; /* 2017-05-17T15:09:54Z */
+
+	CHECK(aws_parse_credentials(doc, sizeof doc - 1, exp - 3600, &c, err, sizeof err) == 0);
+	CHECK(!strcmp(c.access_key_id, "ASIAIOSFODNN7EXAMPLE"));
+	CHECK(c.secret_key->len == 40 &&
+	      !memcmp(c.secret_key->bytes, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", 40));
+	CHECK(c.token->len == 8 && !memcmp(c.token->bytes, "token+==", 8));
+	CHECK(c.expiration == exp);
+	CHECK(aws_credentials_fresh(&c, exp - 3600) == 1);
+	CHECK(aws_credentials_fresh(&c, exp - 200) == 0); /* inside the refresh window */
+	aws_credentials_sigv4(&c, &s);
+	CHECK(s.secret_key == c.secret_key && s.session_token == c.token);
+	aws_credentials_free(&c);
+	CHECK(aws_parse_credentials(doc, sizeof doc - 1, exp + 1, &c, err, sizeof err) ==
+	      -EKEYEXPIRED);
+	CHECK(strstr(err, "wJal") == NULL);
+
+	static const char *const bad[] = {
+	    "{\"Code\":\"Failure\",\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\",\"Token\":"
+	    "\"t\",\"Expiration\":\"2099-01-01T00:00:00Z\"}",
+	    "{\"Code\":\"Success\",\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\","
+	    "\"Expiration\":\"2099-01-01T00:00:00Z\"}",
+	    "{\"Code\":\"Success\",\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\",\"Token\":"
+	    "\"t\",\"Expiration\":\"2099-01-01 00:00:00\"}",
+	    "{\"Code\":\"Success\",\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\",\"Token\":"
+	    "\"t\",\"Expiration\":\"2099-01-01T00:00:00Z\"} x",
+	    "{\"Code\":\"Success\",\"AccessKeyId\":\"A/B\",\"SecretAccessKey\":\"s\",\"Token\":"
+	    "\"t\",\"Expiration\":\"2099-01-01T00:00:00Z\"}",
+	    "{\"Code\":\"Success\",\"SecretAccessKey\":\"s\",\"SecretAccessKey\":\"s\"}",
+	    "{\"Code\":\"Success\",\"Token\":\"a\\u00e9\"}",
+	    "{\"Code\":\"Success\",\"Token\":\"a\nb\"}",
+	    "[]",
+	    "{",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		if (aws_parse_credentials(bad[i], strlen(bad[i]), exp, &c, err, sizeof err) !=
+		    -EINVAL) {
+			harness_fail(__FILE__, __LINE__, "accepted: %s", bad[i]);
+			return;
+		}
+	}
+}
