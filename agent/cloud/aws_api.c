@@ -1024,6 +1024,8 @@ static int aws_call(const struct aws_api *api, const struct aws_call *call,
 				return log_err(-EPROTO, "aws: %s: HTTP %d %s: %.200s", call->action,
 					       status, code[0] ? code : "(no code)", msg);
 		}
+		if (r == -EKEYREJECTED || r == -ENOKEY)
+			return log_err(r, "aws: %s: %s", call->action, err);
 		/* throttled, or the network failed: again after a back-off */
 		if (attempt >= attempts)
 			return log_err(r < 0 ? r : -EAGAIN,

@@ -57,7 +57,7 @@ State (--state FILE, JSON):
    "deny": ["ec2:DescribeInstances", ...],          IAM permissions the identity lacks
    "throttle": {"ec2:DescribeInstances": 2, ...},   that many first calls are throttled
    "page_size": {"ec2": 5, "tagging": 1, "elb": 1}} a page's cap below what the caller asks
-The port is printed on stdout (--port 0 picks one); every request is one JSON line in --log
+With --tls PEM it serves https (the real endpoints are https only). The port is printed on stdout (--port 0 picks one); every request is one JSON line in --log
 (action, status, code, whether the signature verified). No secret is logged.
 """
 import argparse
@@ -496,12 +496,18 @@ def main():
     ap.add_argument("--addr", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log")
+    ap.add_argument("--tls", help="PEM with the certificate and its key: serve https")
     args = ap.parse_args()
     with open(args.state) as f:
         STATE.update(json.load(f))
     if args.log:
         LOG = open(args.log, "a")
     srv = Server((args.addr, args.port), Handler)
+    if args.tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print(srv.server_address[1], flush=True)
     srv.serve_forever()
 

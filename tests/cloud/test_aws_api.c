@@ -18,6 +18,7 @@
 #include "base/base.h"
 #include "cloud/aws_api.h"
 #include "harness.h"
+#include "net/net.h"
 
 static const char DI_XML[] =
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -164,7 +165,57 @@ static const char *fake_script(void)
 								: NULL;
 }
 
+static int fake_start_tls(struct fake *f, const char *state, int tls);
+
 static int fake_start(struct fake *f, const char *state)
+{
+	return fake_start_tls(f, state, 0);
+}
+
+/* A CA and a certificate for localhost from it (Python's cryptography, as
+ * tests/net/test_https.sh), in f->dir: ca.pem, other-ca.pem, server.pem. */
+static int make_pki(const char *dir)
+{
+	char cmd[4096];
+
+	snprintf(
+	    cmd, sizeof cmd,
+	    "python3 - '%s' <<'PY'\n"
+	    "import datetime, sys\n"
+	    "from cryptography import x509\n"
+	    "from cryptography.hazmat.primitives import hashes, serialization\n"
+	    "from cryptography.hazmat.primitives.asymmetric import ec\n"
+	    "from cryptography.x509.oid import NameOID\n"
+	    "d = sys.argv[1]\n"
+	    "now = datetime.datetime.now(datetime.timezone.utc); day = datetime.timedelta(days=1)\n"
+	    "def n(cn): return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])\n"
+	    "def pem(c): return c.public_bytes(serialization.Encoding.PEM)\n"
+	    "def ca(cn, k): return "
+	    "(x509.CertificateBuilder().subject_name(n(cn)).issuer_name(n(cn))"
+	    ".public_key(k.public_key()).serial_number(x509.random_serial_number())"
+	    ".not_valid_before(now - day).not_valid_after(now + day)"
+	    ".add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)"
+	    ".sign(k, hashes.SHA256()))\n"
+	    "k1 = ec.generate_private_key(ec.SECP256R1()); c1 = ca('aws test CA', k1)\n"
+	    "k2 = ec.generate_private_key(ec.SECP256R1()); c2 = ca('other CA', k2)\n"
+	    "lk = ec.generate_private_key(ec.SECP256R1())\n"
+	    "leaf = (x509.CertificateBuilder().subject_name(n('localhost')).issuer_name(c1.subject)"
+	    ".public_key(lk.public_key()).serial_number(x509.random_serial_number())"
+	    ".not_valid_before(now - day).not_valid_after(now + day)"
+	    ".add_extension(x509.SubjectAlternativeName([x509.DNSName('localhost')]), "
+	    "critical=False)"
+	    ".sign(k1, hashes.SHA256()))\n"
+	    "open(d + '/ca.pem', 'wb').write(pem(c1))\n"
+	    "open(d + '/other-ca.pem', 'wb').write(pem(c2))\n"
+	    "open(d + '/server.pem', 'wb').write(pem(leaf) + lk.private_bytes("
+	    "serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, "
+	    "serialization.NoEncryption()))\n"
+	    "PY\n",
+	    dir);
+	return system(cmd) == 0 ? 0 : -EIO;
+}
+
+static int fake_start_tls(struct fake *f, const char *state, int tls)
 {
 	int pfd[2];
 	char buf[32] = "";
@@ -174,6 +225,8 @@ static int fake_start(struct fake *f, const char *state)
 	if (!script)
 		return -ENOENT;
 	harness_tmpdir(f->dir, "aws-api");
+	if (tls && make_pki(f->dir) < 0)
+		return -EIO;
 	FILE *sf = fopen(harness_path(f->dir, "state.json"), "w");
 
 	if (!sf)
@@ -186,8 +239,13 @@ static int fake_start(struct fake *f, const char *state)
 	if (f->pid == 0) {
 		dup2(pfd[1], 1);
 		close(pfd[0]);
-		execlp("python3", "python3", script, "--state", harness_path(f->dir, "state.json"),
-		       "--log", harness_path(f->dir, "log.jsonl"), (char *)NULL);
+		char st[128], lg[128], pem[128];
+
+		snprintf(st, sizeof st, "%s", harness_path(f->dir, "state.json"));
+		snprintf(lg, sizeof lg, "%s", harness_path(f->dir, "log.jsonl"));
+		snprintf(pem, sizeof pem, "%s", harness_path(f->dir, "server.pem"));
+		execlp("python3", "python3", script, "--state", st, "--log", lg,
+		       tls ? "--tls" : (char *)NULL, pem, (char *)NULL);
 		_exit(127);
 	}
 	close(pfd[1]);
@@ -478,4 +536,48 @@ TEST(aws_credentials_from_the_imds_document)
 			return;
 		}
 	}
+}
+
+/* The real endpoints are https only: the same call over TLS with the chain checked against a
+ * bundle (aws_send_http on tls_client), and refused with a bundle of another CA. */
+TEST(aws_api_over_https)
+{
+	struct fake f = {0};
+	char state[sizeof STATE + 64], url[64];
+	struct secret *sk = secret_from("good/secret+key", 15);
+	struct secret *tok = secret_from("IQoJb3JpZ2luX2VjEGood+Token/==", 30);
+	struct sigv4_creds cr = {"ASIAGOOD", sk, tok};
+	struct ca_bundle ca = {0}, other = {0};
+	struct aws_api api;
+	struct aws_instance self;
+	char err[200];
+	int r1 = -1, r2 = -1;
+
+	snprintf(state, sizeof state, STATE, "\"deny\": []");
+	if (fake_start_tls(&f, state, 1) != 0) {
+		harness_fail(__FILE__, __LINE__, "the https fake did not start");
+		fake_stop(&f);
+		goto out;
+	}
+	if (ca_bundle_load(harness_path(f.dir, "ca.pem"), &ca, err, sizeof err) < 0 ||
+	    ca_bundle_load(harness_path(f.dir, "other-ca.pem"), &other, err, sizeof err) < 0) {
+		harness_fail(__FILE__, __LINE__, "bundles: %s", err);
+		fake_stop(&f);
+		goto out;
+	}
+	api_init(&api, &cr, url, sizeof url, f.port);
+	snprintf(url, sizeof url, "https://localhost:%d/", f.port);
+	api.ca = &ca;
+	r1 = aws_describe_instance(&api, "i-cp0", &self);
+	api.ca = &other;
+	api.max_attempts = 1;
+	r2 = aws_describe_instance(&api, "i-cp0", &self);
+	fake_stop(&f);
+out:
+	ca_bundle_free(&ca);
+	ca_bundle_free(&other);
+	secret_free(sk);
+	secret_free(tok);
+	CHECK(r1 == 0 && !strcmp(self.role, "controlplane"));
+	CHECK(r2 == -EKEYREJECTED);
 }
