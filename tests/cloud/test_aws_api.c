@@ -435,6 +435,34 @@ TEST(aws_api_against_the_fake)
 		harness_fail(__FILE__, __LINE__, "no lb: %d", r);
 		goto out;
 	}
+	/* unsigned requests: EC2's 401 AuthFailure, the JSON protocol's
+	 * MissingAuthenticationTokenException, each in its own shape */
+	static const char *const raw[][3] = {
+	    {"Content-Type: application/x-www-form-urlencoded\r\n",
+	     "Action=DescribeInstances&Version=2016-11-15", "401 AuthFailure"},
+	    {"Content-Type: application/x-amz-json-1.1\r\nX-Amz-Target: "
+	     "ResourceGroupsTaggingAPI_20170126.GetResources\r\n",
+	     "{}", "400 MissingAuthenticationTokenException"},
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct http_response resp;
+		char hdr[256], e2[200], code[64], msg[128], got[128];
+
+		snprintf(hdr, sizeof hdr, "Host: 127.0.0.1:%d\r\n%s", f.port, raw[i][0]);
+		r = aws_send_http(&api, url, hdr, raw[i][1], strlen(raw[i][1]), 65536, 20000, &resp,
+				  e2, sizeof e2);
+		if (r != 0) {
+			harness_fail(__FILE__, __LINE__, "raw: %s", e2);
+			goto out;
+		}
+		aws_parse_error(resp.body, resp.len, code, sizeof code, msg, sizeof msg);
+		snprintf(got, sizeof got, "%d %s", resp.status, code);
+		http_response_free(&resp);
+		if (strcmp(got, raw[i][2]) != 0) {
+			harness_fail(__FILE__, __LINE__, "unsigned: %s, want %s", got, raw[i][2]);
+			goto out;
+		}
+	}
 out:
 	fake_stop(&f);
 	secret_free(sk);
