@@ -1244,3 +1244,26 @@ int aws_lb_dns_name(const struct aws_api *api, const char *uid, char *host, size
 	free(arns);
 	return r;
 }
+
+int aws_role_is_control_plane(const char *role)
+{
+	return !strcasecmp(role, "controlplane") || !strcasecmp(role, "control-plane");
+}
+
+int aws_control_plane_ips(const struct aws_instance *in, int n, const char *self_id,
+			  char (*ips)[48], int max, int *count)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!aws_role_is_control_plane(in[i].role))
+			continue;
+		if (self_id && !strcmp(in[i].id, self_id))
+			continue;
+		if (k == max)
+			return -ENOSPC;
+		snprintf(ips[k++], 48, "%s", in[i].private_ip);
+	}
+	*count = k;
+	return 0;
+}

@@ -116,4 +116,12 @@ int aws_list_instances(const struct aws_api *api, const char *uid, struct aws_in
  * The endpoint is this host at port 6443 (Constellation's GetLoadBalancerEndpoint). */
 int aws_lb_dns_name(const struct aws_api *api, const char *uid, char *host, size_t cap);
 
+/* Constellation's role.FromString on a constellation-role tag: 1 for "controlplane" or
+ * "control-plane" (any case), 0 otherwise (worker or unknown). */
+int aws_role_is_control_plane(const char *role);
+/* The private IPs of the control planes among in[0..n) (as aws_list_instances returns them),
+ * without the instance self_id when it is not NULL (the rejoin list). At most max. */
+int aws_control_plane_ips(const struct aws_instance *in, int n, const char *self_id,
+			  char (*ips)[48], int max, int *count);
+
 #endif

@@ -122,6 +122,16 @@ TEST(aws_parse_errors_of_each_protocol)
 	CHECK(aws_parse_error("nope", 4, code, sizeof code, msg, sizeof msg) == -ENOENT);
 }
 
+TEST(aws_role_as_constellation_parses_it)
+{
+	CHECK(aws_role_is_control_plane("controlplane"));
+	CHECK(aws_role_is_control_plane("Control-Plane"));
+	CHECK(aws_role_is_control_plane("CONTROLPLANE"));
+	CHECK(!aws_role_is_control_plane("worker"));
+	CHECK(!aws_role_is_control_plane("control_plane"));
+	CHECK(!aws_role_is_control_plane(""));
+}
+
 TEST(aws_parse_load_balancers_and_resources)
 {
 	static const char lb[] =
@@ -304,7 +314,7 @@ static const char STATE[] =
     " \"instances\": ["
     "  {\"InstanceId\": \"i-cp0\", \"PrivateIpAddress\": \"10.0.1.10\", \"AvailabilityZone\":"
     "   \"eu-central-1a\", \"Tags\": {\"constellation-uid\": \"uid1\", \"constellation-role\":"
-    "   \"controlplane\", \"constellation-init-secret-hash\": \"$2a$10$hash\"}},"
+    "   \"ControlPlane\", \"constellation-init-secret-hash\": \"$2a$10$hash\"}},"
     "  {\"InstanceId\": \"i-cp1\", \"PrivateIpAddress\": \"10.0.1.11\", \"Tags\":"
     "   {\"constellation-uid\": \"uid1\", \"constellation-role\": \"controlplane\"}},"
     "  {\"InstanceId\": \"i-cp2\", \"PrivateIpAddress\": \"10.0.1.12\", \"Tags\":"
@@ -368,10 +378,21 @@ TEST(aws_api_against_the_fake)
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		cps += !strcmp(in[i].role, "controlplane");
+		cps += aws_role_is_control_plane(in[i].role);
 	if (cps != 3 || strcmp(in[0].id, "i-cp0") || strcmp(in[0].az, "eu-central-1a")) {
 		harness_fail(__FILE__, __LINE__, "list: %d control planes, first %s", cps,
 			     in[0].id);
+		goto out;
+	}
+	/* the join list: every control plane; the rejoin list: without the node itself */
+	char ips[8][48];
+	int nip = 0;
+
+	if (aws_control_plane_ips(in, n, NULL, ips, 8, &nip) != 0 || nip != 3 ||
+	    strcmp(ips[0], "10.0.1.10") || strcmp(ips[2], "10.0.1.12") ||
+	    aws_control_plane_ips(in, n, "i-cp1", ips, 8, &nip) != 0 || nip != 2 ||
+	    strcmp(ips[1], "10.0.1.12")) {
+		harness_fail(__FILE__, __LINE__, "control-plane IPs: %d", nip);
 		goto out;
 	}
 	if (log_count(&f, "RequestLimitExceeded") != 2 ||
@@ -381,7 +402,7 @@ TEST(aws_api_against_the_fake)
 	}
 	/* the own instance's tags */
 	if (aws_describe_instance(&api, "i-cp0", &self) != 0 || strcmp(self.uid, "uid1") ||
-	    strcmp(self.role, "controlplane") || strcmp(self.init_secret_hash, "$2a$10$hash")) {
+	    strcmp(self.role, "ControlPlane") || strcmp(self.init_secret_hash, "$2a$10$hash")) {
 		harness_fail(__FILE__, __LINE__, "describe self");
 		goto out;
 	}
@@ -606,6 +627,6 @@ out:
 	ca_bundle_free(&other);
 	secret_free(sk);
 	secret_free(tok);
-	CHECK(r1 == 0 && !strcmp(self.role, "controlplane"));
+	CHECK(r1 == 0 && !strcmp(self.role, "ControlPlane"));
 	CHECK(r2 == -EKEYREJECTED);
 }
