@@ -119,6 +119,24 @@ int snp_verify(const uint8_t *report, size_t len, const uint8_t *signer, size_t 
 	       const struct snp_verify_opts *o, struct snp_report *r, enum snp_product *product,
 	       char *err, size_t errlen);
 
+/* What the checks after the signatures use of the signer's certificate: its TCB extensions
+ * (spl[N] = 1.3.6.1.4.1.3704.1.3.N) and hardware ID (1.3.6.1.4.1.3704.1.4). */
+struct snp_signer_info {
+	int have_spl[10];
+	uint8_t spl[10];
+	const uint8_t *hwid;
+	size_t hwid_len;
+};
+/* Parses a VCEK/VLEK (X.509 v3, RSA-PSS SHA-384 signed, ECDSA P-384 key): 0 or -EBADMSG /
+ * -ENOTSUP (another signature algorithm). Exposed for fuzzing. */
+int snp_signer_parse(const uint8_t *der, size_t len, struct snp_signer_info *si);
+/* The checks of snp_verify after the chain and the signature have passed: CPU family,
+ * signer TCB and hardware ID against the report, TCB relations and minimums, policy, VMPL,
+ * report data. Exposed for fuzzing; snp_verify is the entry point. */
+int snp_report_check(const struct snp_report *r, enum snp_product p,
+		     const struct snp_signer_info *si, const struct snp_verify_opts *o, char *err,
+		     size_t errlen);
+
 /* The built-in AMD certificates (snp_roots.c), DER. */
 struct snp_builtin {
 	enum snp_product product;

@@ -345,6 +345,21 @@ static int ecdsa_p384_verify(const uint8_t *point, const uint8_t h[48], const ui
 	return ok ? 0 : -EBADMSG;
 }
 
+int snp_signer_parse(const uint8_t *der, size_t len, struct snp_signer_info *si)
+{
+	struct cert c;
+	int r = cert_parse(der, len, &c);
+
+	memset(si, 0, sizeof *si);
+	if (r < 0)
+		return r;
+	si->hwid = c.hwid.p;
+	si->hwid_len = c.hwid.len;
+	memcpy(si->have_spl, c.have_spl, sizeof si->have_spl);
+	memcpy(si->spl, c.spl, sizeof si->spl);
+	return c.key == KEY_P384 ? 0 : -EBADMSG;
+}
+
 void snp_verify_opts_init(struct snp_verify_opts *o)
 {
 	memset(o, 0, sizeof *o);
@@ -455,12 +470,11 @@ int snp_verify(const uint8_t *report, size_t len, const uint8_t *signer, size_t 
 	       char *err, size_t errlen)
 {
 	struct cert s;
-	struct snp_tcb cur, com, rep, lau, crt;
+	struct snp_signer_info si;
 	br_sha384_context sc;
-	uint8_t h[48], buf1[64], buf2[64];
+	uint8_t h[48];
 	enum snp_product p = 0;
 	int key, r_;
-	static const uint8_t zero64[64];
 
 	if ((r_ = snp_report_parse(report, len, r, err, errlen)) < 0)
 		return r_;
@@ -503,6 +517,23 @@ int snp_verify(const uint8_t *report, size_t len, const uint8_t *signer, size_t 
 				  "verify with the %s",
 				  role(key));
 
+	*product = p;
+	si.hwid = s.hwid.p;
+	si.hwid_len = s.hwid.len;
+	memcpy(si.have_spl, s.have_spl, sizeof si.have_spl);
+	memcpy(si.spl, s.spl, sizeof si.spl);
+	return snp_report_check(r, p, &si, o, err, errlen);
+}
+
+int snp_report_check(const struct snp_report *r, enum snp_product p,
+		     const struct snp_signer_info *si, const struct snp_verify_opts *o, char *err,
+		     size_t errlen)
+{
+	struct snp_tcb cur, com, rep, lau, crt;
+	char buf1[64], buf2[64];
+	int key = (int)SNP_SIGNER_KEY(r->signer_info);
+	static const uint8_t zero64[64];
+
 	/* the generation: a version 3 report names its CPU family */
 	if (r->version >= 3 && r->cpuid_fam_id != (p == SNP_TURIN ? 0x1a : 0x19))
 		return errbuf_set(err, errlen, "snp: product: CPU family 0x%02x is not %s's",
@@ -510,36 +541,36 @@ int snp_verify(const uint8_t *report, size_t len, const uint8_t *signer, size_t 
 
 	/* the signer's TCB and hardware ID against the report */
 	for (int k = 1; k <= 9; k++)
-		if (!s.have_spl[k] && (k <= 3 || k == 8 || (k == 9 && p == SNP_TURIN)))
+		if (!si->have_spl[k] && (k <= 3 || k == 8 || (k == 9 && p == SNP_TURIN)))
 			return errbuf_set(err, errlen,
 					  "snp: tcb: the %s has no TCB extension "
 					  "1.3.6.1.4.1.3704.1.3.%d",
 					  role(key), k);
 	memset(&crt, 0, sizeof crt);
-	crt.bootloader = s.spl[1];
-	crt.tee = s.spl[2];
-	crt.snp = s.spl[3];
-	crt.microcode = s.spl[8];
-	crt.fmc = p == SNP_TURIN ? s.spl[9] : 0;
+	crt.bootloader = si->spl[1];
+	crt.tee = si->spl[2];
+	crt.snp = si->spl[3];
+	crt.microcode = si->spl[8];
+	crt.fmc = p == SNP_TURIN ? si->spl[9] : 0;
 	snp_tcb_decode(p, r->current_tcb, &cur);
 	snp_tcb_decode(p, r->committed_tcb, &com);
 	snp_tcb_decode(p, r->reported_tcb, &rep);
 	snp_tcb_decode(p, r->launch_tcb, &lau);
 	if (memcmp(&crt, &rep, sizeof crt)) {
-		tcb_fmt(&crt, p, (char *)buf1, sizeof buf1);
-		tcb_fmt(&rep, p, (char *)buf2, sizeof buf2);
+		tcb_fmt(&crt, p, buf1, sizeof buf1);
+		tcb_fmt(&rep, p, buf2, sizeof buf2);
 		return errbuf_set(err, errlen,
 				  "snp: tcb: the %s's TCB %s is not the reported TCB %s", role(key),
-				  (char *)buf1, (char *)buf2);
+				  buf1, buf2);
 	}
 	if (key == SNP_KEY_VCEK && !(r->signer_info & SNP_SIGNER_MASK_CHIP_KEY) &&
 	    memcmp(r->chip_id, zero64, 64)) {
-		size_t hl = s.hwid.len;
+		size_t hl = si->hwid_len;
 
-		if (!s.hwid.p)
+		if (!si->hwid)
 			return errbuf_set(err, errlen, "snp: chip id: the VCEK has no hardware ID");
 		if (!((hl == 64 || (p == SNP_TURIN && hl == 8)) &&
-		      !memcmp(r->chip_id, s.hwid.p, hl)))
+		      !memcmp(r->chip_id, si->hwid, hl)))
 			return errbuf_set(err, errlen,
 					  "snp: chip id: the report's CHIP_ID is not the VCEK's "
 					  "hardware ID");
@@ -558,24 +589,23 @@ int snp_verify(const uint8_t *report, size_t len, const uint8_t *signer, size_t 
 				  r->committed_major, r->committed_minor, r->committed_build,
 				  r->current_major, r->current_minor, r->current_build);
 	if (o->have_min_tcb) {
-		tcb_fmt(&o->min_tcb, p, (char *)buf1, sizeof buf1);
+		tcb_fmt(&o->min_tcb, p, buf1, sizeof buf1);
 		if (!tcb_ge(&cur, &o->min_tcb))
-			return errbuf_set(err, errlen,
-					  "snp: tcb: the current TCB is below the minimum %s",
-					  (char *)buf1);
+			return errbuf_set(
+			    err, errlen, "snp: tcb: the current TCB is below the minimum %s", buf1);
 		if (!tcb_ge(&com, &o->min_tcb))
 			return errbuf_set(err, errlen,
 					  "snp: tcb: the committed TCB is below the minimum %s",
-					  (char *)buf1);
+					  buf1);
 		if (!tcb_ge(&rep, &o->min_tcb))
 			return errbuf_set(err, errlen,
 					  "snp: tcb: the reported TCB is below the minimum %s",
-					  (char *)buf1);
+					  buf1);
 	}
 	if (o->have_min_launch_tcb && !tcb_ge(&lau, &o->min_launch_tcb)) {
-		tcb_fmt(&o->min_launch_tcb, p, (char *)buf1, sizeof buf1);
+		tcb_fmt(&o->min_launch_tcb, p, buf1, sizeof buf1);
 		return errbuf_set(err, errlen, "snp: tcb: the launch TCB is below the minimum %s",
-				  (char *)buf1);
+				  buf1);
 	}
 
 	/* the guest policy and the VMPL */
@@ -593,6 +623,5 @@ int snp_verify(const uint8_t *report, size_t len, const uint8_t *signer, size_t 
 	if (o->report_data && memcmp(o->report_data, r->report_data, 64))
 		return errbuf_set(err, errlen,
 				  "snp: report data: REPORT_DATA is not what it must bind");
-	*product = p;
 	return 0;
 }
