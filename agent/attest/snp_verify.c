@@ -112,7 +112,13 @@ static int parse_ext(struct cert *c, struct der_in exts)
 		} else if (oid.len == sizeof oid_amd + 1 && oid.p[sizeof oid_amd] == 4) {
 			if (c->hwid.p)
 				return -EBADMSG;
-			c->hwid = val; /* the raw bytes (KDS puts no DER inside) */
+			/* the raw bytes (KDS puts no tag inside), or an OCTET STRING of them */
+			if ((val.len == 66 && val.p[0] == DER_OCTET_STRING && val.p[1] == 64) ||
+			    (val.len == 10 && val.p[0] == DER_OCTET_STRING && val.p[1] == 8)) {
+				val.p += 2;
+				val.len -= 2;
+			}
+			c->hwid = val;
 		}
 	}
 	return 0;
@@ -373,6 +379,15 @@ static int tcb_ge(const struct snp_tcb *a, const struct snp_tcb *b)
 	       a->snp >= b->snp && a->microcode >= b->microcode;
 }
 
+/* every byte of a no larger than b's (all parts, reserved ones too, as go-sev-guest's LE) */
+static int tcb_le_raw(uint64_t a, uint64_t b)
+{
+	for (int i = 0; i < 64; i += 8)
+		if ((uint8_t)(a >> i) > (uint8_t)(b >> i))
+			return 0;
+	return 1;
+}
+
 static int tcb_fmt(const struct snp_tcb *t, enum snp_product p, char *buf, size_t cap)
 {
 	if (p == SNP_TURIN)
@@ -530,6 +545,7 @@ int snp_report_check(const struct snp_report *r, enum snp_product p,
 		     size_t errlen)
 {
 	struct snp_tcb cur, com, rep, lau, crt;
+	uint64_t cert_tcb;
 	char buf1[64], buf2[64];
 	int key = (int)SNP_SIGNER_KEY(r->signer_info);
 	static const uint8_t zero64[64];
@@ -546,22 +562,32 @@ int snp_report_check(const struct snp_report *r, enum snp_product p,
 					  "snp: tcb: the %s has no TCB extension "
 					  "1.3.6.1.4.1.3704.1.3.%d",
 					  role(key), k);
-	memset(&crt, 0, sizeof crt);
-	crt.bootloader = si->spl[1];
-	crt.tee = si->spl[2];
-	crt.snp = si->spl[3];
-	crt.microcode = si->spl[8];
-	crt.fmc = p == SNP_TURIN ? si->spl[9] : 0;
+	/* the certificate's TCB as the 64-bit value the report carries (go-sev-guest's
+	 * TCBVersionV0/V1), the reserved parts included */
+	if (p == SNP_TURIN)
+		cert_tcb = (uint64_t)si->spl[9] | (uint64_t)si->spl[1] << 8 |
+			   (uint64_t)si->spl[2] << 16 | (uint64_t)si->spl[3] << 24 |
+			   (uint64_t)si->spl[5] << 32 | (uint64_t)si->spl[6] << 40 |
+			   (uint64_t)si->spl[7] << 48 | (uint64_t)si->spl[8] << 56;
+	else
+		cert_tcb = (uint64_t)si->spl[1] | (uint64_t)si->spl[2] << 8 |
+			   (uint64_t)si->spl[4] << 16 | (uint64_t)si->spl[5] << 24 |
+			   (uint64_t)si->spl[6] << 32 | (uint64_t)si->spl[7] << 40 |
+			   (uint64_t)si->spl[3] << 48 | (uint64_t)si->spl[8] << 56;
 	snp_tcb_decode(p, r->current_tcb, &cur);
 	snp_tcb_decode(p, r->committed_tcb, &com);
 	snp_tcb_decode(p, r->reported_tcb, &rep);
 	snp_tcb_decode(p, r->launch_tcb, &lau);
-	if (memcmp(&crt, &rep, sizeof crt)) {
+	if (cert_tcb != r->reported_tcb) {
+		snp_tcb_decode(p, cert_tcb, &crt);
 		tcb_fmt(&crt, p, buf1, sizeof buf1);
 		tcb_fmt(&rep, p, buf2, sizeof buf2);
-		return errbuf_set(err, errlen,
-				  "snp: tcb: the %s's TCB %s is not the reported TCB %s", role(key),
-				  buf1, buf2);
+		return errbuf_set(
+		    err, errlen,
+		    "snp: tcb: the %s's TCB %s (0x%016llx) is not the reported TCB %s "
+		    "(0x%016llx)",
+		    role(key), buf1, (unsigned long long)cert_tcb, buf2,
+		    (unsigned long long)r->reported_tcb);
 	}
 	if (key == SNP_KEY_VCEK && !(r->signer_info & SNP_SIGNER_MASK_CHIP_KEY) &&
 	    memcmp(r->chip_id, zero64, 64)) {
@@ -575,9 +601,9 @@ int snp_report_check(const struct snp_report *r, enum snp_product p,
 					  "snp: chip id: the report's CHIP_ID is not the VCEK's "
 					  "hardware ID");
 	}
-	if (!tcb_ge(&cur, &rep))
+	if (!tcb_le_raw(r->reported_tcb, r->current_tcb))
 		return errbuf_set(err, errlen, "snp: tcb: the reported TCB is above the current");
-	if (!tcb_ge(&cur, &com))
+	if (!tcb_le_raw(r->committed_tcb, r->current_tcb))
 		return errbuf_set(err, errlen, "snp: tcb: the committed TCB is above the current");
 	if (r->committed_major > r->current_major ||
 	    (r->committed_major == r->current_major &&

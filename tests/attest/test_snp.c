@@ -317,6 +317,17 @@ TEST(snp_cert_table_parsed_bounded)
 	CHECK(snp_cert_table_parse(t, sizeof t, e, SNP_CERT_TABLE_MAX, &n, err, sizeof err) < 0);
 }
 
+TEST(snp_tcb_layouts_of_milan_and_turin)
+{
+	struct snp_tcb t;
+
+	snp_tcb_decode(SNP_MILAN, 0xd1080000000a0302ull, &t);
+	CHECK(t.bootloader == 2 && t.tee == 3 && t.snp == 8 && t.microcode == 0xd1 && !t.fmc);
+	snp_tcb_decode(SNP_TURIN, 0xd1000000080a0302ull, &t);
+	CHECK(t.fmc == 2 && t.bootloader == 3 && t.tee == 0x0a && t.snp == 8 &&
+	      t.microcode == 0xd1);
+}
+
 TEST(snp_tcb_option_parsed_strictly)
 {
 	struct snp_tcb t;

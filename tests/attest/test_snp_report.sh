@@ -164,6 +164,9 @@ expect snp_report_vmpl_any 0 OK --report vmpl1.bin "${t[@]}" --vmpl any
 mk rep reported=0xd108000000000002 current=0xd108000000000004 &&
 	expect snp_report_reported_tcb_not_vceks 1 "is not the reported TCB" \
 		--report rep.bin "${t[@]}"
+mk resv reported=0xd108000000010003 current=0xd108000000010003 &&
+	expect snp_report_reported_tcb_reserved_byte 1 "is not the reported TCB" \
+		--report resv.bin "${t[@]}"
 mk cur current=0xd108000000000002 committed=0xd108000000000002 &&
 	expect snp_report_reported_above_current 1 "reported TCB is above the current" \
 		--report cur.bin "${t[@]}"
