@@ -13,7 +13,7 @@
 static const char snp_usage[] =
     "usage: constel-verify snp-report --report FILE --signer CERT [--chain PEM] [--ark PEM]\n"
     "         [--at RFC3339] [--vmpl N|any] [--min-tcb TCB] [--min-launch-tcb TCB]\n"
-    "         [--report-data HEX] [--runtime-data FILE]\n"
+    "         [--report-data HEX] [--runtime-data FILE] [--id-key-digests HEX[,HEX...]]\n"
     "\n"
     "Checks a SEV-SNP attestation report: its ECDSA P-384 signature by the VCEK or VLEK in\n"
     "CERT (PEM or DER), that certificate's chain to AMD's root key (ARK) of Milan, Genoa or\n"
@@ -26,6 +26,7 @@ static const char snp_usage[] =
     "least --min-tcb, the launch TCB at least --min-launch-tcb.\n"
     "--report-data HEX: REPORT_DATA must be these bytes followed by zeros (at most 64).\n"
     "--runtime-data FILE: REPORT_DATA[0:32] must be the SHA-256 of FILE (Azure's HCL binding).\n"
+    "--id-key-digests: ID_KEY_DIGEST must be one of these 48-byte values (hex, comma between).\n"
     "--ark PEM trusts that root instead of AMD's: for tests only.\n"
     "Prints a line starting OK. Exit codes: 0 valid, 1 refused (the last line says why),\n"
     "2 wrong command line.\n";
@@ -127,6 +128,8 @@ int snp_report_main(int argc, char **argv)
 {
 	const char *rpath = NULL, *spath = NULL, *cpath = NULL, *apath = NULL, *at = NULL;
 	const char *vmpl = NULL, *mtcb = NULL, *mltcb = NULL, *rdhex = NULL, *rtpath = NULL;
+	const char *idk = NULL;
+	static uint8_t idks[16][48];
 	static uint8_t report[8192], signer[8192], ark[8192], chain[SNP_CHAIN_MAX][8192];
 	uint8_t want_rd[64] = {0}, mhex[97], rdh[129];
 	size_t rlen, slen, alen, rdlen;
@@ -140,10 +143,11 @@ int snp_report_main(int argc, char **argv)
 	snp_verify_opts_init(&o);
 	for (int i = 1; i < argc; i++) {
 		static const char *const names[] = {
-		    "--report", "--signer",  "--chain",		 "--ark",	  "--at",
-		    "--vmpl",	"--min-tcb", "--min-launch-tcb", "--report-data", "--runtime-data"};
-		const char **dsts[] = {&rpath, &spath, &cpath, &apath, &at,
-				       &vmpl,  &mtcb,  &mltcb, &rdhex, &rtpath};
+		    "--report",	     "--signer",       "--chain",	  "--ark",
+		    "--at",	     "--vmpl",	       "--min-tcb",	  "--min-launch-tcb",
+		    "--report-data", "--runtime-data", "--id-key-digests"};
+		const char **dsts[] = {&rpath, &spath, &cpath, &apath,	&at, &vmpl,
+				       &mtcb,  &mltcb, &rdhex, &rtpath, &idk};
 		size_t k;
 
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -193,6 +197,20 @@ int snp_report_main(int argc, char **argv)
 		o.report_data = want_rd;
 	}
 
+	for (const char *q = idk; q && *q;) {
+		size_t l = strcspn(q, ","), got;
+
+		if (o.n_id_key_digests == 16 ||
+		    hex_decode(q, l, idks[o.n_id_key_digests], 48, &got) < 0 || got != 48 ||
+		    (q[l] == ',' && !q[l + 1]))
+			return fprintf(stderr,
+				       "constel-verify: --id-key-digests: up to 16 values of 48 "
+				       "bytes in hex, comma between\n"),
+			       2;
+		o.n_id_key_digests++;
+		q += l + (q[l] == ',');
+	}
+	o.id_key_digests = idks;
 	if ((r = snp_load_report(rpath, report, sizeof report, &rlen)) < 0)
 		return fprintf(stderr,
 			       "constel-verify: %s: not a report (raw, hex or base64): %s\n", rpath,

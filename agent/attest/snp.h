@@ -104,6 +104,9 @@ struct snp_verify_opts {
 	struct snp_tcb min_tcb;	       /* current, committed and reported TCB at least this */
 	struct snp_tcb min_launch_tcb; /* launch TCB at least this */
 	const uint8_t *report_data;    /* the 64 bytes REPORT_DATA must hold, or NULL */
+	/* ID_KEY_DIGEST must be one of these (Constellation's acceptedKeyDigests); none: any */
+	const uint8_t (*id_key_digests)[48];
+	size_t n_id_key_digests;
 };
 
 /* Defaults: now, the built-in roots, VMPL 0, debug/migration agent/CXL refused. */

@@ -646,6 +646,16 @@ int snp_report_check(const struct snp_report *r, enum snp_product p,
 	if (o->vmpl >= 0 && r->vmpl != (uint32_t)o->vmpl)
 		return errbuf_set(err, errlen, "snp: vmpl: the report is from VMPL %u, not %d",
 				  r->vmpl, o->vmpl);
+	if (o->n_id_key_digests) {
+		size_t i;
+
+		for (i = 0; i < o->n_id_key_digests; i++)
+			if (!memcmp(o->id_key_digests[i], r->id_key_digest, 48))
+				break;
+		if (i == o->n_id_key_digests)
+			return errbuf_set(err, errlen,
+					  "snp: id key: ID_KEY_DIGEST is not an accepted one");
+	}
 	if (o->report_data && memcmp(o->report_data, r->report_data, 64))
 		return errbuf_set(err, errlen,
 				  "snp: report data: REPORT_DATA is not what it must bind");

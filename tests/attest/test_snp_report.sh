@@ -43,6 +43,14 @@ expect snp_report_azure_base64 0 OK --report "$work/az.b64" --signer "$az/vcek.p
 	--at 2024-01-01T00:00:00Z
 head -c 1183 "$az/attestation.bin" >"$work/short.bin"
 expect snp_report_short_refused 1 "not 1184" --report "$work/short.bin" --signer "$az/vcek.pem"
+idk=$(od -An -tx1 -v -j $((0xe0)) -N 48 "$az/attestation.bin" | tr -d ' \n')
+other=$(printf '03%.0s' $(seq 48))
+expect snp_report_id_key_digest_accepted 0 OK --report "$az/attestation.bin" \
+	--signer "$az/vcek.pem" --at 2024-01-01T00:00:00Z --id-key-digests "$other,$idk"
+expect snp_report_id_key_digest_refused 1 "ID_KEY_DIGEST" --report "$az/attestation.bin" \
+	--signer "$az/vcek.pem" --at 2024-01-01T00:00:00Z --id-key-digests "$other"
+expect snp_report_usage_id_key_digest 2 "--id-key-digests" --report "$az/attestation.bin" \
+	--signer "$az/vcek.pem" --id-key-digests "$other,"
 printf 'x' >"$work/rt"
 expect snp_report_runtime_data_binding 1 "runtime data" --report "$az/attestation.bin" \
 	--signer "$az/vcek.pem" --at 2024-01-01T00:00:00Z --runtime-data "$work/rt"
