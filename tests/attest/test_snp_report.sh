@@ -1,6 +1,7 @@
 # constel-verify snp-report: the recorded Azure report from the command line (raw, hex and
 # base64; PEM and DER VCEK), and the policy, TCB, chip-ID, VMPL and report-data checks on
-# reports the test signs itself with a test chain (ARK-Milan -> SEV-Milan -> SEV-VCEK, made
+# reports the test signs itself with test chains (ARK-Milan -> SEV-Milan -> SEV-VCEK, the VLEK
+# path through SEV-VLEK-Milan, ARK-Turin -> SEV-Turin -> a Turin VCEK; made
 # here with openssl: RSA-PSS SHA-384 salt 48, an ECDSA P-384 VCEK with AMD's extensions),
 # trusted with --ark. Evidence from ${CONSTEL_VECTORS:-../shared/vectors}: missing is a FAIL.
 . tests/lib.sh
@@ -81,6 +82,18 @@ keyUsage=critical,keyCertSign,cRLSign
 1.3.6.1.4.1.3704.1.3.3=DER:02:01:08
 1.3.6.1.4.1.3704.1.3.8=DER:02:02:00:d1
 1.3.6.1.4.1.3704.1.4=DER:$(echo "$chip" | sed 's/../&:/g; s/:$//')
+[vlek]
+1.3.6.1.4.1.3704.1.3.1=DER:02:01:03
+1.3.6.1.4.1.3704.1.3.2=DER:02:01:00
+1.3.6.1.4.1.3704.1.3.3=DER:02:01:08
+1.3.6.1.4.1.3704.1.3.8=DER:02:02:00:d1
+[turin]
+1.3.6.1.4.1.3704.1.3.9=DER:02:01:01
+1.3.6.1.4.1.3704.1.3.1=DER:02:01:03
+1.3.6.1.4.1.3704.1.3.2=DER:02:01:00
+1.3.6.1.4.1.3704.1.3.3=DER:02:01:08
+1.3.6.1.4.1.3704.1.3.8=DER:02:02:00:d1
+1.3.6.1.4.1.3704.1.4=DER:$(echo "$chip" | cut -c1-16 | sed 's/../&:/g; s/:$//')
 CNF
 {
 	openssl genrsa -out ark.key 2048 &&
@@ -94,6 +107,21 @@ CNF
 	openssl req -new -key vcek.key -subj "$subj/CN=SEV-VCEK" -out vcek.csr &&
 	openssl x509 -req -in vcek.csr -CA ask.pem -CAkey ask.key -set_serial 3 -days 365 \
 		"${pss[@]}" -extfile ext.cnf -extensions vcek -out vcek.pem
+	openssl req -new -key ask.key -subj "$subj/CN=SEV-VLEK-Milan" -out asvk.csr &&
+	openssl x509 -req -in asvk.csr -CA ark.pem -CAkey ark.key -set_serial 4 -days 3650 \
+		"${pss[@]}" -extfile ext.cnf -extensions ca -out asvk.pem &&
+	openssl req -new -key vcek.key -subj "$subj/CN=SEV-VLEK" -out vlek.csr &&
+	openssl x509 -req -in vlek.csr -CA asvk.pem -CAkey ask.key -set_serial 5 -days 365 \
+		"${pss[@]}" -extfile ext.cnf -extensions vlek -out vlek.pem &&
+	openssl x509 -req -in vlek.csr -CA ask.pem -CAkey ask.key -set_serial 6 -days 365 \
+		"${pss[@]}" -extfile ext.cnf -extensions vlek -out vlek-by-ask.pem &&
+	openssl req -new -x509 -key ark.key -subj "$subj/CN=ARK-Turin" -days 3650 "${pss[@]}" \
+		-addext basicConstraints=critical,CA:TRUE -out ark-turin.pem &&
+	openssl req -new -key ask.key -subj "$subj/CN=SEV-Turin" -out ask-turin.csr &&
+	openssl x509 -req -in ask-turin.csr -CA ark-turin.pem -CAkey ark.key -set_serial 7 \
+		-days 3650 "${pss[@]}" -extfile ext.cnf -extensions ca -out ask-turin.pem &&
+	openssl x509 -req -in vcek.csr -CA ask-turin.pem -CAkey ask.key -set_serial 8 -days 365 \
+		"${pss[@]}" -extfile ext.cnf -extensions turin -out vcek-turin.pem
 } >openssl.log 2>&1 || { fail snp_report_test_chain "openssl: $(tail -3 openssl.log)"; exit 0; }
 
 # mk NAME KEY=VALUE...: a version 3 Milan report with these fields changed, signed by the
@@ -188,6 +216,23 @@ mk chip chip="$(printf '%0128x' 7)" &&
 	expect snp_report_chip_id_not_vceks 1 "chip id" --report chip.bin "${t[@]}"
 mk masked chip="$(printf '%0128x' 0)" signer=2 &&
 	expect snp_report_masked_chip_id 0 OK --report masked.bin "${t[@]}"
+mk vlekr signer=4 chip="$(printf '%0128x' 0)" &&
+	expect snp_report_vlek_accepted 0 "OK snp Milan VLEK" --report vlekr.bin \
+		--signer vlek.pem --chain asvk.pem --ark ark.pem
+expect snp_report_vlek_signed_by_ask_refused 1 "issuer is not SEV-VLEK-Milan" \
+	--report vlekr.bin --signer vlek-by-ask.pem --chain ask.pem --ark ark.pem
+expect snp_report_vcek_report_with_vlek_refused 1 "CN is not SEV-VCEK" --report good.bin \
+	--signer vlek.pem --chain asvk.pem --ark ark.pem
+# Turin: FMC first in the TCB (fmc=1,bl=3,tee=0,snp=8,ucode=0xd1), an 8-byte hardware ID
+mk turin fam=0x1a current=0xd100000008000301 reported=0xd100000008000301 \
+	committed=0xd100000008000301 launch=0xd100000008000301 &&
+	expect snp_report_turin_accepted 0 "OK snp Turin VCEK" --report turin.bin \
+		--signer vcek-turin.pem --chain ask-turin.pem --ark ark-turin.pem \
+		--min-tcb fmc=1,bl=3,snp=8,ucode=209
+expect snp_report_turin_fmc_minimum 1 "below the minimum fmc=2" --report turin.bin \
+	--signer vcek-turin.pem --chain ask-turin.pem --ark ark-turin.pem --min-tcb fmc=2
+mk turinm fam=0x1a && expect snp_report_turin_report_of_milan_layout 1 "is not the reported TCB" \
+	--report turinm.bin --signer vcek-turin.pem --chain ask-turin.pem --ark ark-turin.pem
 mk vlek signer=4 && expect snp_report_vlek_flag_with_vcek 1 "CN is not SEV-VLEK" \
 	--report vlek.bin "${t[@]}"
 mk genoa fam=0x1a && expect snp_report_cpu_family_not_products 1 "product" \
