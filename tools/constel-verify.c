@@ -1,7 +1,9 @@
 /* constel-verify: checks a qemu-vtpm attestation document the way the Go validator does
  * (spec §2.6–2.7) against our nonce and expected measurements.
  *   constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC
- * Prints "OK user_data=<hex>"; exit 0 valid, 1 refused (one line says why), 2 usage. */
+ * Prints "OK user_data=<hex>"; exit 0 valid, 1 refused (one line says why), 2 usage.
+ *   constel-verify snp-report --report FILE --signer CERT [...]
+ * checks a SEV-SNP report alone (docs/snp.md); same output and exit codes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "attest/attest.h"
+#include "attest/snp.h"
 #include "base/base.h"
 #include "deps_versions.h"
 #include "tool.h"
@@ -22,7 +25,9 @@ static const char usage[] =
     "event log, and, with --measurements, the expected PCR values (JSON as in the\n"
     "Constellation config: {\"4\": {\"expected\": \"<hex>\", \"warnOnly\": false}, ...}).\n"
     "--user-data also requires the document to vouch for exactly these bytes.\n"
-    "Exit codes: 0 valid, 1 refused (the last line says why), 2 wrong command line.\n";
+    "Exit codes: 0 valid, 1 refused (the last line says why), 2 wrong command line.\n"
+    "\n"
+    "constel-verify snp-report --help: checks a SEV-SNP attestation report alone.\n";
 
 /* A file without its trailing line ends; documents and measurements are far below 64 MiB. */
 static int read_all(const char *path, char **ret, size_t *len)
@@ -34,6 +39,8 @@ static int read_all(const char *path, char **ret, size_t *len)
 	return r;
 }
 
+#include "snp-report.h"
+
 int main(int argc, char **argv)
 {
 	const char *nonce_hex = NULL, *mpath = NULL, *ud_hex = NULL, *docpath = NULL;
@@ -44,6 +51,8 @@ int main(int argc, char **argv)
 	int r;
 
 	log_set_program("constel-verify");
+	if (argc > 1 && !strcmp(argv[1], "snp-report"))
+		return snp_report_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		const char **dst = NULL;
 
