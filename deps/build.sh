@@ -8,7 +8,7 @@
 #   deps/build.sh --key      print only the cache key
 #
 # Environment: CONSTEL_CACHE (default /var/cache/constel-agent) holds deps-<key>/.
-# The measured recipe behind each step is ../shared/notes/deps.md.
+# The measured recipe behind each step is docs/deps.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

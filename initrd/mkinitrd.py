@@ -32,7 +32,7 @@ MODULES_PHASE = "/etc/modules.phase"
 # The boot phases that need modules, in boot order (agent/boot/boot.h enum modules_phase).
 PHASES = ["network", "root", "verity", "disk", "handover"]
 GZIP_LEVEL = 9
-# -19 is what ../shared/notes/qemu.md booted; one thread, because zstd's multithreaded output
+# -19 is what docs/qemu.md §3 booted; one thread, because zstd's multithreaded output
 # is framed differently and ZSTD_NBTHREADS in the environment must not change the bytes.
 ZSTD_ARGS = ["zstd", "-q", "-19", "-T1", "-c"]
 
@@ -77,7 +77,7 @@ def read_file(path, what):
 # The module suffixes a kernel package may ship, and how the writer unpacks them: the initrd
 # stores plain .ko only (the archive is compressed as a whole; compressing each module too only
 # costs the guest a second decompression, and Debian 12's kernel cannot do it at all, see
-# ../shared/notes/qemu.md section 2).
+# docs/qemu.md section 2).
 KO_UNPACK = {".ko.xz": "xz", ".ko.zst": "zstd", ".ko.gz": "gzip"}
 
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The guest kernel of the QEMU tests: Debian's newest installed kernel, booted on the fast
-# path of ../shared/notes/qemu.md §4.3 (the uncompressed PVH vmlinux with qboot: ~3 s less per
+# path of docs/qemu.md §4.3 (the uncompressed PVH vmlinux with qboot: ~3 s less per
 # boot than letting the guest decompress the bzImage under TCG). Prints shell assignments:
 #   KVER=6.1.0-56-amd64
 #   VMLINUX=/var/cache/constel-agent/kernel-<kver>-<hash>/vmlinux   (empty: no PVH entry)

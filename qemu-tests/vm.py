@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One QEMU boot (TCG) of a test initrd, with swtpm and virtio disks, judged by markers on
-the serial console. ../shared/notes/qemu.md (§4, §8, §9, §11) holds the measurements behind
+the serial console. docs/qemu.md (§4, §8, §9, §11) holds the measurements behind
 every choice and timeout here.
 
 Guest protocol, one line each:

@@ -260,7 +260,7 @@ __attribute__((noreturn)) void boot_end(struct supervisor *s, int sig);
 /* The shutdown after the supervisor: sync; with do_reboot, every mount except /, /proc, /sys
  * and /dev is unmounted in reverse order of /proc/self/mountinfo (a lazy detach on EBUSY);
  * then the "state" mapping is closed, every non-loopback link is taken down (the virtio-net
- * poweroff hang, ../shared/notes/qemu.md §9.2), and with do_reboot the machine reboots
+ * poweroff hang, docs/qemu.md §9.2), and with do_reboot the machine reboots
  * (SIGINT) or powers off (SIGTERM, SIGPWR, anything else). do_reboot 0 (tests) skips the
  * unmounts and the reboot() call, but still closes "state" and takes the links down: only in
  * a network namespace of its own. Returns 0, or the last failure's -errno (when reboot()

@@ -11,7 +11,7 @@
  * DHCP and the peers are waited for, and the child reports each module on a pipe;
  * modules_wait(PHASE) waits, bounded, for every module of that phase and the ones before it.
  * Plain .ko files only: Debian's 6.1 kernel has no in-kernel decompression
- * (../shared/notes/qemu.md §2), so initrd/mkinitrd.py unpacks compressed ones at build time. */
+ * (docs/qemu.md §2), so initrd/mkinitrd.py unpacks compressed ones at build time. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

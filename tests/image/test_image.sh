@@ -45,7 +45,7 @@ done
 [ -n "$cl" ] && [ -z "$missing" ] && case " $cl " in *" root="*) false ;; *) true ;; esac &&
 	pass $t || fail $t "'$cl' lacks$missing (or names root=: roothash= is the root)"
 t=image_keeps_documentation
-grep -qx 'WithDocs=yes' image/mkosi.conf && pass $t || fail $t "WithDocs=yes is missing (../shared/notes/qemu.md §10)"
+grep -qx 'WithDocs=yes' image/mkosi.conf && pass $t || fail $t "WithDocs=yes is missing (docs/qemu.md §10)"
 
 # The finalize step on a small tree: the mount points of spec §4, no SSH host keys, no logs.
 mkdir -p "$work/root/etc/ssh" "$work/root/var/log/apt" "$work/root/var/lib/dpkg"

@@ -96,8 +96,9 @@ else
 fi
 
 t=interop_agent_join_deadline_against_slow_go_server
-start=$(date +%s%N)
-if start_peer slow join-server --delay 4s &&
+# the clock starts once the Go peer listens (its start is slow on a loaded machine): the 1 s
+# deadline must end the call well before the server's 4 s answer
+if start_peer slow join-server --delay 4s && start=$(date +%s%N) &&
 	! "$agent" join --endpoint "127.0.0.1:$pport" --name w --role worker --disk-uuid "$uuid" \
 		--ssh-host-key "$work/ssh_host_key" --out "$work/slow" --timeout 1 --attestation dummy \
 		2>"$work/slow.log" && grep -q 'code = 4 ' "$work/slow.log" &&

@@ -212,7 +212,7 @@ TEST(grpc_deadline_exceeded_when_server_is_silent)
 
 	CHECK(call("/test.API/Silent", (const uint8_t *)"x", 1, 200, NULL, -1, &r) == 0);
 	CHECK(r.status == GRPC_DEADLINE_EXCEEDED);
-	CHECK(rpc_now_ms() - t0 < 1000);
+	CHECK(rpc_now_ms() - t0 < 3000); /* the 200 ms deadline, with room for a loaded machine */
 }
 
 TEST(grpc_request_over_4_mib_is_resource_exhausted)
@@ -292,7 +292,7 @@ TEST(grpc_keepalive_closes_a_peer_that_does_not_ack)
 	grpc_server_conn_set_keepalive(sv, 100, 300);
 	CHECK(write(fd[0], preface, sizeof preface - 1) == (ssize_t)(sizeof preface - 1));
 	fcntl(fd[0], F_SETFL, O_NONBLOCK);
-	while (rpc_now_ms() - start < 3000 && r == 0) {
+	while (rpc_now_ms() - start < 5000 && r == 0) {
 		struct pollfd pfd = {fd[1], grpc_server_conn_events(sv), 0};
 
 		r = grpc_server_conn_step(sv);
@@ -306,7 +306,7 @@ TEST(grpc_keepalive_closes_a_peer_that_does_not_ack)
 	close(fd[1]);
 	CHECK(r == -ETIMEDOUT);
 	CHECK(sent == 1 && acked == 0);
-	CHECK(rpc_now_ms() - start < 1500);
+	CHECK(rpc_now_ms() - start < 2500); /* 100 ms idle + 300 ms for the ACK, room for load */
 }
 
 /* A client that vanishes (killed: no RST_STREAM, just the end of its connection) while a
