@@ -55,7 +55,7 @@
 #define ACCEPT_LINE_MS	    60000 /* at most one line about it this often */
 /* Handler work admitted, in microseconds per millisecond of time (30 % of the loop in total,
  * 10 % per source) and bursts. A request is admitted while the credit is positive and then
- * charged what its handler took: the loop stalls at most a burst plus one handler per pass. */
+ * charged what its handler took; one handler runs per pass of the loop. */
 #define COST_RATE	  300
 #define COST_BURST_US	  400000
 #define COST_SRC_RATE	  100
@@ -164,67 +164,67 @@ static struct serve_meter *meter_get(struct server *s, const uint8_t addr[16], i
 	return old;
 }
 
-/* Runs the handlers of waiting requests as the cost meters allow, round robin over the
- * sources (the one served least recently first, then the request waiting longest); *did is
- * set when one ran. Returns the ms until the next try when one still waits, -1 when none. */
+/* Runs the handler of one waiting request as the cost meters allow, round robin over the
+ * sources (the one served least recently first, then the request waiting longest): one per
+ * pass of the loop, so that the other connections (the CLI's handshake) step between two and
+ * the loop never stalls for more than one check. *did is set when one ran. Returns the ms
+ * until the next try when one still waits, -1 when none. */
 static int admit_calls(struct server *s, int *did)
 {
+	struct serve_conn *next = NULL;
+	struct serve_meter *src;
+	uint64_t best_served = 0, t0;
+	int64_t best_ready = 0, now = rpc_now_ms(), cost;
 	int wait = -1;
 
-	for (int n = 0; n < 4 * SERVE_MAX_CONNS && !s->stop && !s->pause; n++) {
-		struct serve_conn *next = NULL;
-		struct serve_meter *src;
-		uint64_t best_served = 0, t0;
-		int64_t best_ready = 0, now = rpc_now_ms(), cost;
+	if (s->stop || s->pause)
+		return -1;
+	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct serve_conn *c = &s->conns[i];
+		int64_t ready;
+		uint64_t served = 0;
 
-		for (int i = 0; i < SERVE_MAX_CONNS; i++) {
-			struct serve_conn *c = &s->conns[i];
-			int64_t ready;
-			uint64_t served = 0;
+		if (c->fd < 0 || c->dead || !c->admitted ||
+		    !(ready = grpc_server_conn_waiting(c->rpc)))
+			continue;
+		if ((src = meter_find(s, c->addr))) {
+			meter_refill(src, COST_SRC_RATE, COST_SRC_BURST_US, now);
+			if (src->credit_us <= 0) {
+				int t = (int)(-src->credit_us / COST_SRC_RATE) + 1;
 
-			if (c->fd < 0 || c->dead || !c->admitted ||
-			    !(ready = grpc_server_conn_waiting(c->rpc)))
+				wait = wait < 0 || t < wait ? t : wait;
 				continue;
-			if ((src = meter_find(s, c->addr))) {
-				meter_refill(src, COST_SRC_RATE, COST_SRC_BURST_US, now);
-				if (src->credit_us <= 0) {
-					int t = (int)(-src->credit_us / COST_SRC_RATE) + 1;
-
-					wait = wait < 0 || t < wait ? t : wait;
-					continue;
-				}
-				served = src->served;
 			}
-			if (!next || served < best_served ||
-			    (served == best_served && ready < best_ready)) {
-				next = c;
-				best_served = served;
-				best_ready = ready;
-			}
+			served = src->served;
 		}
-		if (!next)
-			return wait;
-		meter_refill(&s->cost_global, COST_RATE, COST_BURST_US, now);
-		if (s->cost_global.credit_us <= 0) {
-			int t = (int)(-s->cost_global.credit_us / COST_RATE) + 1;
-
-			return wait < 0 || t < wait ? t : wait;
+		if (!next || served < best_served ||
+		    (served == best_served && ready < best_ready)) {
+			next = c;
+			best_served = served;
+			best_ready = ready;
 		}
-		src = meter_get(s, next->addr, now);
-		t0 = monotonic_ns();
-		grpc_server_conn_dispatch(next->rpc);
-		cost = (int64_t)((monotonic_ns() - t0) / 1000) + 1;
-		s->cost_global.credit_us -= cost;
-		src->credit_us -= cost;
-		src->served = ++s->cost_served;
-		s->cost_used_us += cost;
-		*did = 1;
-		log_debug(
-		    "serve: a handler took %lld ms; credit %lld ms in all, %lld ms its source's",
-		    (long long)(cost / 1000), (long long)(s->cost_global.credit_us / 1000),
-		    (long long)(src->credit_us / 1000));
 	}
-	return wait;
+	if (!next)
+		return wait;
+	meter_refill(&s->cost_global, COST_RATE, COST_BURST_US, now);
+	if (s->cost_global.credit_us <= 0) {
+		int t = (int)(-s->cost_global.credit_us / COST_RATE) + 1;
+
+		return wait < 0 || t < wait ? t : wait;
+	}
+	src = meter_get(s, next->addr, now);
+	t0 = monotonic_ns();
+	grpc_server_conn_dispatch(next->rpc);
+	cost = (int64_t)((monotonic_ns() - t0) / 1000) + 1;
+	s->cost_global.credit_us -= cost;
+	src->credit_us -= cost;
+	src->served = ++s->cost_served;
+	s->cost_used_us += cost;
+	*did = 1;
+	log_debug("serve: a handler took %lld ms; credit %lld ms in all, %lld ms its source's",
+		  (long long)(cost / 1000), (long long)(s->cost_global.credit_us / 1000),
+		  (long long)(src->credit_us / 1000));
+	return 0;
 }
 
 /* Refills b at rate tokens a second up to burst; 1 when a whole token is there. */

@@ -11,7 +11,8 @@
 
 #define GRPC_MAX_MESSAGE (4 * 1024 * 1024) /* grpc-go's default receive limit */
 /* What all connections of the process together may hold for their peers (messages being
- * received, nghttp2's state): a connection that would pass it is closed. */
+ * received or waiting for their handler, nghttp2's state): when it is full, the server's
+ * policy closes the largest holder, or the connection that asks is closed. */
 #define RPC_MEM_BUDGET (48 * 1024 * 1024)
 /* A server connection's share of it, and the share of all connections from one source address:
  * one peer cannot take the whole budget, and the CLI (one connection, small) always fits. */

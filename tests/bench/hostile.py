@@ -23,7 +23,7 @@ Loopback only (127.0.0.1); every loop is bounded in count and time.
                  on 4 streams at once, a new one as soon as one is answered
         bigmsg   on each of 4 streams one complete 4 MiB gRPC message without END_STREAM, then
                  silence (the server holds the messages until the request deadline)
-        fill     on each of 4 streams 4 MiB minus 1 KiB of a message claiming 4 MiB, then
+        fill     on each of 4 streams all but 1 KiB of a message claiming 3 MiB - 16 KiB, then
                  silence (the messages never complete)
   hostile.py listen --kind silent|slow|garbage [--duration S]
       An endpoint for the join client: prints "LISTEN port", then accepts every connection:
@@ -234,7 +234,9 @@ async def h2_kind(kind, reader, writer, deadline, s):
                     s["frames"] += 2
                 await h.wait(deadline)
         else:
-            size = 4 << 20
+            # fill: 4 messages of 3 MiB - 16 KiB stay under a connection's 12 MiB share, so 4
+            # connections hold 47.75 MiB: all of the budget when a source has no share of its own
+            size = 4 << 20 if kind == "bigmsg" else (3 << 20) - (16 << 10)
             body = os.urandom(size if kind == "bigmsg" else size - 1024)
             msg = b"\x00" + struct.pack(">I", size) + body
             sids = [h.open(b"/init.API/Init") for _ in range(4)]
