@@ -16,8 +16,11 @@
 #include "harness.h"
 #include "rpc/rpc.h"
 
+static int handled;
+
 static void hold(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t len)
 {
+	handled++;
 	(void)ctx;
 	(void)req;
 	(void)len;
@@ -35,6 +38,7 @@ struct peer {
 	size_t out_len, out_off;
 	uint32_t reset_err;
 	int closed, ended; /* closed: the stream; ended: the server's step result */
+	int end_stream;	   /* the request ends after its messages */
 };
 
 static ssize_t peer_send(nghttp2_session *h, const uint8_t *data, size_t len, int flags, void *u)
@@ -59,7 +63,7 @@ static int peer_close(nghttp2_session *h, int32_t id, uint32_t err, void *u)
 	return 0;
 }
 
-/* All messages, then EOF without END_STREAM: the request never ends. */
+/* All messages, then EOF without END_STREAM (the request never ends) unless end_stream. */
 static ssize_t peer_read(nghttp2_session *h, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
 			 nghttp2_data_source *src, void *u)
 {
@@ -72,7 +76,8 @@ static ssize_t peer_read(nghttp2_session *h, int32_t id, uint8_t *buf, size_t le
 	memcpy(buf, p->out + p->out_off, n);
 	p->out_off += n;
 	if (p->out_off == p->out_len)
-		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		*flags |=
+		    NGHTTP2_DATA_FLAG_EOF | (p->end_stream ? 0 : NGHTTP2_DATA_FLAG_NO_END_STREAM);
 	return (ssize_t)n;
 }
 
@@ -245,4 +250,58 @@ TEST(rpc_a_full_budget_closes_the_largest_holder_first)
 	close(big.fd[0]);
 	close(big.fd[1]);
 	free(big.out);
+}
+
+/* Steps both sides for ms (or until the stream closed when until_closed). */
+static void peer_wait(struct peer *p, int ms, int until_closed)
+{
+	int64_t start = rpc_now_ms();
+	uint8_t buf[16384];
+
+	while (!p->ended && !(until_closed && p->closed) && rpc_now_ms() - start < ms) {
+		struct pollfd pfd[2] = {{p->fd[0], POLLIN, 0},
+					{p->fd[1], grpc_server_conn_events(p->sv), 0}};
+		ssize_t n;
+
+		nghttp2_session_send(p->h);
+		p->ended = grpc_server_conn_step(p->sv);
+		while ((n = recv(p->fd[0], buf, sizeof buf, 0)) > 0)
+			nghttp2_session_mem_recv(p->h, buf, (size_t)n);
+		poll(pfd, 2, 5);
+	}
+}
+
+/* Gated (the aTLS servers): a complete request runs its handler only when dispatched. */
+TEST(rpc_a_gated_request_waits_for_its_dispatch)
+{
+	struct peer p;
+
+	handled = 0;
+	CHECK(peer_new(&p, NULL, 1, 10) == 0);
+	p.end_stream = 1;
+	grpc_server_conn_set_gated(p.sv, 60000);
+	peer_wait(&p, 300, 1);
+	CHECK(!p.closed && handled == 0 && grpc_server_conn_waiting(p.sv) > 0);
+	CHECK(grpc_server_conn_dispatch(p.sv) == 1);
+	CHECK(handled == 1 && !grpc_server_conn_waiting(p.sv));
+	CHECK(grpc_server_conn_dispatch(p.sv) == 0);
+	peer_wait(&p, 2000, 1);
+	CHECK(p.closed && p.reset_err == NGHTTP2_NO_ERROR);
+	peer_free(&p);
+}
+
+/* One that waits past the queue deadline is answered (UNAVAILABLE) without its handler. */
+TEST(rpc_a_gated_request_waiting_too_long_is_answered_without_its_handler)
+{
+	struct peer p;
+	int64_t t0 = rpc_now_ms();
+
+	handled = 0;
+	CHECK(peer_new(&p, NULL, 1, 10) == 0);
+	p.end_stream = 1;
+	grpc_server_conn_set_gated(p.sv, 300);
+	peer_wait(&p, 3000, 1);
+	CHECK(p.closed && p.reset_err == NGHTTP2_NO_ERROR && handled == 0);
+	CHECK(rpc_now_ms() - t0 >= 300 && !p.ended);
+	peer_free(&p);
 }
