@@ -97,7 +97,25 @@ struct server {
 		int dead, hello, admitted; /* hello: its first bytes arrived */
 		int64_t accepted_ms, admitted_ms;
 		uint8_t addr[16]; /* the peer's address (IPv4 mapped), for the attestation limits */
+		/* its share of the rpc memory budget; parent: its source's (mem_sources) */
+		struct rpc_mem_account mem;
 	} conns[SERVE_MAX_CONNS];
+	/* the memory shares of the source addresses with an open connection */
+	struct serve_source_mem {
+		uint8_t addr[16];
+		struct rpc_mem_account mem;
+	} mem_sources[SERVE_MAX_CONNS];
+	/* costly handler work (the init secret's bcrypt check, the recovery key check): the
+	 * handlers' measured time in microseconds, a credit per source and in total; requests
+	 * go round robin over the sources (the one served least recently first) */
+	struct serve_meter {
+		uint8_t addr[16];
+		int64_t at_ms; /* last refill */
+		int64_t credit_us;
+		uint64_t served; /* the order of its last request served (0: never) */
+	} cost_global, cost_sources[SERVE_MAX_CONNS];
+	uint64_t cost_served;
+	int64_t cost_used_us; /* all handler time, for the report */
 	/* one bucket per source address (the least recently refilled one is reused), with
 	 * the time of its last admission: tokens go round robin over the sources */
 	struct serve_bucket {

@@ -13,7 +13,18 @@
  *   source's bucket is free; tokens go round robin over the sources (the one admitted least
  *   recently first), so floods wait in the table instead of queuing TPM work and cannot starve
  *   another source, and silent peers cost nothing; the handshake must end within
- *   SERVE_HANDSHAKE_MS of that start. */
+ *   SERVE_HANDSHAKE_MS of that start;
+ * - a request's handler (the init secret's bcrypt check, ~80 ms at cost 10; the recovery key
+ *   check, 13 ms with our KDF, ~2 s with Go's) runs only when admitted by cost: the time
+ *   handlers take is metered in total and per source (serve_meter), requests go round robin
+ *   over the sources, the one served least recently first, and a complete request waits in
+ *   its stream meanwhile (the CLI waits for its answer; it does not retry a refusal). We meter
+ *   rather than move the check to a worker: a worker would still spend the CPU PID 1 needs
+ *   for the CLI's handshake on a 1- or 2-vCPU node, and would add a process and a queue for
+ *   the same fairness;
+ * - memory: each connection has a share of the rpc budget (RPC_CONN_SHARE) within its source's
+ *   (RPC_SOURCE_SHARE); when the budget (or a source's share) is full, the connection holding
+ *   the most (of that source) is closed to make room, never one whose handler runs. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -42,6 +53,14 @@
 #define ACCEPT_PAUSE_MIN_MS 250
 #define ACCEPT_PAUSE_MAX_MS 2000
 #define ACCEPT_LINE_MS	    60000 /* at most one line about it this often */
+/* Handler work admitted, in microseconds per millisecond of time (30 % of the loop in total,
+ * 10 % per source) and bursts. A request is admitted while the credit is positive and then
+ * charged what its handler took; one handler runs per pass of the loop. */
+#define COST_RATE	  300
+#define COST_BURST_US	  400000
+#define COST_SRC_RATE	  100
+#define COST_SRC_BURST_US 200000
+#define SERVE_QUEUE_MS	  120000 /* a complete request waiting longer: UNAVAILABLE */
 
 static void conn_close(struct serve_conn *c)
 {
@@ -50,6 +69,162 @@ static void conn_close(struct serve_conn *c)
 	close(c->fd);
 	memset(c, 0, sizeof *c);
 	c->fd = -1;
+}
+
+/* The memory share of the source addr (a new one when none of its connections is open);
+ * self's own reference does not count. There is always a free one: at most SERVE_MAX_CONNS - 1
+ * other connections are open. */
+static struct rpc_mem_account *source_mem(struct server *s, const uint8_t addr[16],
+					  const struct serve_conn *self)
+{
+	struct serve_source_mem *free_e = NULL;
+
+	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct serve_source_mem *e = &s->mem_sources[i];
+		int refs = 0;
+
+		for (int j = 0; j < SERVE_MAX_CONNS; j++)
+			refs += s->conns[j].fd >= 0 && &s->conns[j] != self &&
+				s->conns[j].mem.parent == &e->mem;
+		if (refs && !memcmp(e->addr, addr, 16))
+			return &e->mem;
+		if (!refs && !free_e)
+			free_e = e;
+	}
+	memset(free_e, 0, sizeof *free_e);
+	memcpy(free_e->addr, addr, 16);
+	free_e->mem.cap = RPC_SOURCE_SHARE;
+	return &free_e->mem;
+}
+
+/* The budget (or within's share) is full: the connection holding the most (within that
+ * source) is closed, unless it is who's own (who then fails) or runs a handler. */
+static int reclaim(void *ctx, const struct rpc_mem_account *who,
+		   const struct rpc_mem_account *within)
+{
+	static int64_t window;
+	static int lines;
+	struct server *s = ctx;
+	struct serve_conn *big = NULL;
+	int64_t now = rpc_now_ms();
+
+	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct serve_conn *c = &s->conns[i];
+
+		if (c->fd < 0 || !c->rpc || grpc_server_conn_busy(c->rpc) ||
+		    (within && c->mem.parent != within))
+			continue;
+		if (!big || c->mem.used > big->mem.used)
+			big = c;
+	}
+	if (!big || !big->mem.used || &big->mem == who || (who && who->used >= big->mem.used))
+		return 0;
+	if (now - window > 10000) {
+		window = now;
+		lines = 0;
+	}
+	if (++lines <= 3)
+		log_warn("serve: %s full: closing the connection holding the most (%zu KiB)",
+			 within ? "a source's memory share" : "the memory budget",
+			 big->mem.used >> 10);
+	conn_close(big);
+	return 1;
+}
+
+/* Refills m by rate microseconds of work per ms up to burst (a new meter starts full). */
+static void meter_refill(struct serve_meter *m, int rate, int64_t burst, int64_t now)
+{
+	int64_t c = m->credit_us + (now - m->at_ms) * rate;
+
+	m->credit_us = c > burst ? burst : c;
+	m->at_ms = now;
+}
+
+static struct serve_meter *meter_find(struct server *s, const uint8_t addr[16])
+{
+	for (int i = 0; i < SERVE_MAX_CONNS; i++)
+		if (s->cost_sources[i].at_ms && !memcmp(s->cost_sources[i].addr, addr, 16))
+			return &s->cost_sources[i];
+	return NULL;
+}
+
+static struct serve_meter *meter_get(struct server *s, const uint8_t addr[16], int64_t now)
+{
+	struct serve_meter *m = meter_find(s, addr), *old = &s->cost_sources[0];
+
+	if (m)
+		return m;
+	for (int i = 1; i < SERVE_MAX_CONNS; i++)
+		if (s->cost_sources[i].at_ms < old->at_ms)
+			old = &s->cost_sources[i];
+	memcpy(old->addr, addr, 16);
+	old->at_ms = now;
+	old->credit_us = COST_SRC_BURST_US;
+	old->served = 0;
+	return old;
+}
+
+/* Runs the handler of one waiting request as the cost meters allow, round robin over the
+ * sources (the one served least recently first, then the request waiting longest): one per
+ * pass of the loop, so that the other connections (the CLI's handshake) step between two and
+ * the loop never stalls for more than one check. *did is set when one ran. Returns the ms
+ * until the next try when one still waits, -1 when none. */
+static int admit_calls(struct server *s, int *did)
+{
+	struct serve_conn *next = NULL;
+	struct serve_meter *src;
+	uint64_t best_served = 0, t0;
+	int64_t best_ready = 0, now = rpc_now_ms(), cost;
+	int wait = -1;
+
+	if (s->stop || s->pause)
+		return -1;
+	for (int i = 0; i < SERVE_MAX_CONNS; i++) {
+		struct serve_conn *c = &s->conns[i];
+		int64_t ready;
+		uint64_t served = 0;
+
+		if (c->fd < 0 || c->dead || !c->admitted ||
+		    !(ready = grpc_server_conn_waiting(c->rpc)))
+			continue;
+		if ((src = meter_find(s, c->addr))) {
+			meter_refill(src, COST_SRC_RATE, COST_SRC_BURST_US, now);
+			if (src->credit_us <= 0) {
+				int t = (int)(-src->credit_us / COST_SRC_RATE) + 1;
+
+				wait = wait < 0 || t < wait ? t : wait;
+				continue;
+			}
+			served = src->served;
+		}
+		if (!next || served < best_served ||
+		    (served == best_served && ready < best_ready)) {
+			next = c;
+			best_served = served;
+			best_ready = ready;
+		}
+	}
+	if (!next)
+		return wait;
+	meter_refill(&s->cost_global, COST_RATE, COST_BURST_US, now);
+	if (s->cost_global.credit_us <= 0) {
+		int t = (int)(-s->cost_global.credit_us / COST_RATE) + 1;
+
+		return wait < 0 || t < wait ? t : wait;
+	}
+	src = meter_get(s, next->addr, now);
+	t0 = monotonic_ns();
+	grpc_server_conn_dispatch(next->rpc);
+	cost = (int64_t)((monotonic_ns() - t0) / 1000) + 1;
+	s->cost_global.credit_us -= cost;
+	src->credit_us -= cost;
+	src->served = ++s->cost_served;
+	s->cost_used_us += cost;
+	*did = 1;
+	log_debug("serve: a handler took %lld ms; credit %lld ms in all, %lld ms its source's",
+		  (long long)(cost / 1000), (long long)(s->cost_global.credit_us / 1000),
+		  (long long)(src->credit_us / 1000));
+	return 0;
 }
 
 /* Refills b at rate tokens a second up to burst; 1 when a whole token is there. */
@@ -324,6 +499,8 @@ static int accept_one(struct server *s)
 	slot->fd = fd;
 	slot->accepted_ms = rpc_now_ms();
 	memcpy(slot->addr, addr, 16);
+	slot->mem =
+	    (struct rpc_mem_account){.cap = RPC_CONN_SHARE, .parent = source_mem(s, addr, slot)};
 	tcp_nodelay(fd);
 	if (s->on_accept)
 		s->on_accept(s->ctx);
@@ -332,10 +509,11 @@ static int accept_one(struct server *s)
 		return 1;
 	}
 	rpc_io_atls(&io, slot->tls);
-	if (grpc_server_conn_new(&io, s->methods, s->n_methods, &slot->rpc) < 0) {
+	if (grpc_server_conn_new_for(&io, s->methods, s->n_methods, &slot->mem, &slot->rpc) < 0) {
 		conn_close(slot);
 		return 1;
 	}
+	grpc_server_conn_set_gated(slot->rpc, SERVE_QUEUE_MS);
 	log_debug("serve: new connection");
 	return 1;
 }
@@ -428,10 +606,13 @@ int serve_run(struct server *s)
 			s->conns[i].fd = -1;
 		s->global.at_ms = rpc_now_ms();
 		s->global.tokens_milli = ATTEST_BURST * 1000;
+		s->cost_global.at_ms = rpc_now_ms();
+		s->cost_global.credit_us = COST_BURST_US;
 	}
 	s->running = 1;
+	rpc_mem_set_reclaim(reclaim, s);
 	for (;;) {
-		int n = 0, timeout = 1000, open = 0, busy = 0, lidx = -1, t;
+		int n = 0, timeout = 1000, open = 0, busy = 0, lidx = -1, t, did = 0;
 		int64_t now = rpc_now_ms();
 
 		t = admit(s, now);
@@ -445,8 +626,14 @@ int serve_run(struct server *s)
 			open++;
 			busy |= grpc_server_conn_busy(c->rpc);
 		}
+		t = admit_calls(s, &did);
+		if (did)
+			timeout = 0; /* the handlers' answers go out in the next pass */
+		else if (t >= 0 && t < timeout)
+			timeout = t;
 		if (s->pause) {
 			s->pause = 0;
+			rpc_mem_set_reclaim(NULL, NULL);
 			return 0;
 		}
 		if (s->stop) {
@@ -493,8 +680,10 @@ int serve_run(struct server *s)
 		}
 		if (s->stop && timeout > 100)
 			timeout = 100;
-		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+			rpc_mem_set_reclaim(NULL, NULL);
 			return log_err(-errno, "serve: poll");
+		}
 		for (int i = 0; i < n; i++)
 			if (pfd[i].revents && i != lidx && pfd[i].fd != s->extra_fd)
 				hello_arrived(s, pfd[i].fd);
@@ -513,6 +702,10 @@ int serve_run(struct server *s)
 	if (s->lfd >= 0)
 		close(s->lfd);
 	s->running = 0;
+	rpc_mem_set_reclaim(NULL, NULL);
+	if (s->cost_used_us > 1000000)
+		log_info("serve: handlers took %lld ms in all",
+			 (long long)(s->cost_used_us / 1000));
 	return s->exit_code;
 }
 

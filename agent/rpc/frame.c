@@ -16,22 +16,76 @@
 #include "rpc.h"
 #include "rpc_internal.h"
 
-/* The bytes all connections of this process hold for peers: messages being received and
- * nghttp2's own state. One bound for all, so that many connections cannot together make PID 1
- * hold more than RPC_MEM_BUDGET. */
+/* The bytes all connections of this process hold for peers: messages being received or
+ * waiting for their handler, and nghttp2's own state. One bound for all, so that many
+ * connections cannot together make PID 1 hold more than RPC_MEM_BUDGET; within it each server
+ * connection and each source address has its share (rpc_mem_account), and when the budget is
+ * full the server's reclaim policy closes the largest holder to make room. */
 static size_t mem_used;
+static rpc_mem_reclaim_fn reclaim;
+static void *reclaim_ctx;
+
+#define RECLAIM_MAX 64 /* holders closed for one take at most (SERVE_MAX_CONNS) */
+
+void rpc_mem_set_reclaim(rpc_mem_reclaim_fn fn, void *ctx)
+{
+	reclaim = fn;
+	reclaim_ctx = ctx;
+}
+
+static int over(const struct rpc_mem_account *a, size_t n)
+{
+	return a && a->cap && (a->used > a->cap || n > a->cap - a->used);
+}
+
+int rpc_mem_take_for(struct rpc_mem_account *a, size_t n)
+{
+	for (int i = 0;; i++) {
+		const struct rpc_mem_account *full;
+
+		if (over(a, n))
+			return -ENOBUFS; /* its own share: nobody else makes room for it */
+		if (a && over(a->parent, n))
+			full = a->parent;
+		else if (n > RPC_MEM_BUDGET - mem_used)
+			full = NULL;
+		else
+			break;
+		if (i == RECLAIM_MAX || !reclaim || reclaim(reclaim_ctx, a, full) <= 0)
+			return -ENOBUFS;
+	}
+	mem_used += n;
+	if (a) {
+		a->used += n;
+		if (a->parent)
+			a->parent->used += n;
+	}
+	return 0;
+}
+
+static void account_give(struct rpc_mem_account *a, size_t n)
+{
+	if (a)
+		a->used -= n < a->used ? n : a->used;
+}
+
+void rpc_mem_give_for(struct rpc_mem_account *a, size_t n)
+{
+	mem_used -= n < mem_used ? n : mem_used;
+	if (a) {
+		account_give(a->parent, n);
+		account_give(a, n);
+	}
+}
 
 int rpc_mem_take(size_t n)
 {
-	if (n > RPC_MEM_BUDGET - mem_used)
-		return -ENOBUFS;
-	mem_used += n;
-	return 0;
+	return rpc_mem_take_for(NULL, n);
 }
 
 void rpc_mem_give(size_t n)
 {
-	mem_used -= n < mem_used ? n : mem_used;
+	rpc_mem_give_for(NULL, n);
 }
 
 size_t rpc_mem_in_use(void)
@@ -53,8 +107,7 @@ static void *h2_malloc(size_t n, void *u)
 {
 	void *p = malloc(n ? n : 1);
 
-	(void)u;
-	if (p && rpc_mem_take(malloc_usable_size(p)) < 0) {
+	if (p && rpc_mem_take_for(u, malloc_usable_size(p)) < 0) {
 		free(p);
 		return NULL;
 	}
@@ -63,10 +116,9 @@ static void *h2_malloc(size_t n, void *u)
 
 static void h2_free(void *p, void *u)
 {
-	(void)u;
 	if (!p)
 		return;
-	rpc_mem_give(malloc_usable_size(p));
+	rpc_mem_give_for(u, malloc_usable_size(p));
 	rpc_free(p);
 }
 
@@ -109,6 +161,11 @@ nghttp2_mem *rpc_h2_mem(void)
 	return &mem;
 }
 
+void rpc_h2_mem_for(nghttp2_mem *mem, struct rpc_mem_account *a)
+{
+	*mem = (nghttp2_mem){a, h2_malloc, h2_free, h2_calloc, h2_realloc};
+}
+
 void grpc_deframer_init(struct grpc_deframer *d, size_t limit)
 {
 	memset(d, 0, sizeof *d);
@@ -128,11 +185,11 @@ static int deframer_grow(struct grpc_deframer *d, size_t need)
 		cap = need;
 	if (cap > d->msg_len)
 		cap = d->msg_len;
-	if (rpc_mem_take(cap - d->cap) < 0)
+	if (rpc_mem_take_for(d->acct, cap - d->cap) < 0)
 		return -ENOBUFS;
 	p = malloc(cap);
 	if (!p) {
-		rpc_mem_give(cap - d->cap);
+		rpc_mem_give_for(d->acct, cap - d->cap);
 		return -ENOMEM;
 	}
 	if (d->have)
@@ -195,12 +252,12 @@ int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, 
 	return 0;
 }
 
-uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len)
+uint8_t *grpc_deframer_keep(struct grpc_deframer *d, size_t *len, size_t *counted)
 {
 	uint8_t *m = d->msg;
 
 	*len = d->msg_len;
-	rpc_mem_give(d->cap); /* the message leaves the deframer, and the budget with it */
+	*counted = d->cap; /* the caller's now, still in the budget */
 	d->msg = NULL;
 	d->hdr_len = 0;
 	d->msg_len = d->have = d->cap = 0;
@@ -208,9 +265,19 @@ uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len)
 	return m;
 }
 
+uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len)
+{
+	size_t counted;
+	struct rpc_mem_account *a = d->acct;
+	uint8_t *m = grpc_deframer_keep(d, len, &counted);
+
+	rpc_mem_give_for(a, counted); /* the message leaves the budget with the deframer */
+	return m;
+}
+
 void grpc_deframer_free(struct grpc_deframer *d)
 {
-	rpc_mem_give(d->cap);
+	rpc_mem_give_for(d->acct, d->cap);
 	rpc_free(d->msg);
 	d->msg = NULL;
 	d->cap = 0;

@@ -11,8 +11,13 @@
 
 #define GRPC_MAX_MESSAGE (4 * 1024 * 1024) /* grpc-go's default receive limit */
 /* What all connections of the process together may hold for their peers (messages being
- * received, nghttp2's state): a connection that would pass it is closed. */
+ * received or waiting for their handler, nghttp2's state): when it is full, the server's
+ * policy closes the largest holder, or the connection that asks is closed. */
 #define RPC_MEM_BUDGET (48 * 1024 * 1024)
+/* A server connection's share of it, and the share of all connections from one source address:
+ * one peer cannot take the whole budget, and the CLI (one connection, small) always fits. */
+#define RPC_CONN_SHARE	 (12 * 1024 * 1024)
+#define RPC_SOURCE_SHARE (24 * 1024 * 1024)
 
 enum grpc_status {
 	GRPC_OK = 0,
@@ -49,6 +54,8 @@ void rpc_io_fd(struct rpc_io *io, int *fd);
 struct atls_conn;
 void rpc_io_atls(struct rpc_io *io, struct atls_conn *c);
 
+struct rpc_mem_account;
+
 /* ---- gRPC message framing: a 5-byte prefix (flag 0, 4-byte big-endian length) ---- */
 struct grpc_deframer {
 	uint8_t hdr[5];
@@ -56,6 +63,7 @@ struct grpc_deframer {
 	uint8_t *msg;
 	size_t msg_len, have, cap, limit; /* cap: allocated, grown as bytes arrive */
 	int started, done;		  /* started: header read; done: a whole message */
+	struct rpc_mem_account *acct;	  /* whose share the buffer counts in (NULL: none) */
 };
 
 void grpc_deframer_init(struct grpc_deframer *d, size_t limit);
@@ -67,6 +75,10 @@ int grpc_deframer_push(struct grpc_deframer *d, const uint8_t *buf, size_t len, 
 /* Hands the message over (the caller frees it with rpc_free) and resets for the next. The
  * budget counts messages while they arrive; a whole one goes to its handler at once. */
 uint8_t *grpc_deframer_take(struct grpc_deframer *d, size_t *len);
+/* The same, but the message stays counted (against d->acct): *counted bytes, which the
+ * caller gives back (rpc_mem_give_for) when it frees the message. A server holds a request
+ * until its stream ends; it must stay in the budget until then. */
+uint8_t *grpc_deframer_keep(struct grpc_deframer *d, size_t *len, size_t *counted);
 void grpc_deframer_free(struct grpc_deframer *d);
 
 /* Wipes a heap block (malloc_usable_size bytes) and frees it: every buffer that held a
@@ -76,6 +88,22 @@ void rpc_free(void *p);
 int rpc_mem_take(size_t n);
 void rpc_mem_give(size_t n);
 size_t rpc_mem_in_use(void);
+/* A holder's share: a server connection's, whose parent is its source address's. */
+struct rpc_mem_account {
+	size_t used, cap;		/* cap: the most it may hold; 0: no share of its own */
+	struct rpc_mem_account *parent; /* NULL: none */
+};
+/* Takes n bytes for a (NULL: the shared budget only): -ENOBUFS past a's own share at once;
+ * past its parent's share or the whole budget, the reclaim callback (when set) is asked to
+ * make room, then -ENOBUFS. */
+int rpc_mem_take_for(struct rpc_mem_account *a, size_t n);
+void rpc_mem_give_for(struct rpc_mem_account *a, size_t n);
+/* The server's policy when memory runs out: fn closes one holder (within the share of
+ * `within`, NULL: any) other than `who` and returns 1, or returns 0 when `who` is itself the
+ * largest (or nothing can be closed). NULL fn: none. */
+typedef int (*rpc_mem_reclaim_fn)(void *ctx, const struct rpc_mem_account *who,
+				  const struct rpc_mem_account *within);
+void rpc_mem_set_reclaim(rpc_mem_reclaim_fn fn, void *ctx);
 
 /* ---- client ---- */
 struct grpc_result {
@@ -120,6 +148,19 @@ struct grpc_method {
 
 int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *methods,
 			 size_t n_methods, struct grpc_server_conn **ret);
+/* The same with the connection's memory counted against acct (which outlives it) as well as
+ * the shared budget. */
+int grpc_server_conn_new_for(const struct rpc_io *io, const struct grpc_method *methods,
+			     size_t n_methods, struct rpc_mem_account *acct,
+			     struct grpc_server_conn **ret);
+/* Gated dispatch: a complete request waits until the caller dispatches it
+ * (grpc_server_conn_dispatch), so that costly handlers run only as the caller's admission
+ * allows; one that waits longer than queue_ms is answered UNAVAILABLE. */
+void grpc_server_conn_set_gated(struct grpc_server_conn *c, int queue_ms);
+/* When the longest waiting complete request became complete (rpc_now_ms), 0 when none waits. */
+int64_t grpc_server_conn_waiting(const struct grpc_server_conn *c);
+/* Runs the handler of the longest waiting request; 1 when there was one. */
+int grpc_server_conn_dispatch(struct grpc_server_conn *c);
 void grpc_server_conn_free(struct grpc_server_conn *c);
 /* Drives I/O and timers. Returns 0 while the connection lives, 1 once it ended cleanly,
  * or a negative errno; once ended, every stream is closed (a handler's later

@@ -18,5 +18,7 @@ short rpc_h2_events(const struct rpc_io *io, nghttp2_session *h2);
 int rpc_poll_timeout(int64_t left);
 /* nghttp2's allocator: wiped, counted against RPC_MEM_BUDGET. */
 nghttp2_mem *rpc_h2_mem(void);
+/* The same allocator, counted against a's share too (mem must outlive the session). */
+void rpc_h2_mem_for(nghttp2_mem *mem, struct rpc_mem_account *a);
 
 #endif

@@ -4,8 +4,11 @@
  * nothing was sent), refuses requests over 4 MiB, and pings an idle client every 15 s as the
  * Go init server does (spec §5.5, §12). Against hostile peers: 4 streams per connection, a
  * request must end within 30 s, 60 s without a stream ends the connection, and every buffer
- * that held a body is wiped before it is freed or grown. When the connection ends, its streams
- * are closed: a handler's later send fails instead of going nowhere. */
+ * that held a body is wiped before it is freed or grown, a request stays in the memory budget
+ * until its stream is freed, and a stream that sends a second request message is reset (a
+ * unary call has one). When the connection ends, its streams are closed: a handler's later
+ * send fails instead of going nowhere. Gated (the aTLS servers): a complete request waits
+ * for the caller's admission before its handler runs. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -31,8 +34,10 @@ struct grpc_stream {
 	char path[256];
 	struct grpc_deframer df;
 	uint8_t *req;
-	size_t req_len;
-	int n_req, bad_req;
+	size_t req_len, req_counted; /* req_counted: its bytes in the budget */
+	int n_req, bad_req, reset;
+	int ready; /* gated: complete, waiting for its dispatch since ready_ms */
+	int64_t ready_ms;
 	uint8_t *out;
 	size_t out_len, out_off;
 	/* closed: 1 by the peer (RST_STREAM, the stream's end), -EPIPE with its connection */
@@ -53,6 +58,9 @@ struct grpc_server_conn {
 	    n_streams;
 	int pings_sent, pings_acked;
 	int ended; /* what the step that ended it returned (1: a clean end) */
+	int gated, queue_ms;
+	nghttp2_mem mem;
+	struct rpc_mem_account own, *acct; /* acct: own, or the caller's */
 	uint8_t rbuf[16384];
 };
 
@@ -67,6 +75,7 @@ static void stream_free(struct grpc_stream *s)
 		}
 	s->conn->n_streams--;
 	grpc_deframer_free(&s->df);
+	rpc_mem_give_for(s->conn->acct, s->req_counted);
 	rpc_free(s->req);
 	rpc_free(s->out);
 	rpc_free(s);
@@ -237,6 +246,7 @@ static int on_begin_headers(nghttp2_session *h, const nghttp2_frame *f, void *u)
 	s->id = f->hd.stream_id;
 	s->opened_ms = c->last_request;
 	grpc_deframer_init(&s->df, GRPC_MAX_MESSAGE);
+	s->df.acct = c->acct;
 	s->next = c->streams;
 	c->streams = s;
 	c->n_streams++;
@@ -286,13 +296,33 @@ static int on_data(nghttp2_session *h, uint8_t flags, int32_t id, const uint8_t 
 		}
 		data += used;
 		len -= used;
+		if (r == 1 && s->n_req) {
+			/* unary: one request message; a second is a peer holding memory */
+			size_t n, counted;
+
+			rpc_free(grpc_deframer_keep(&s->df, &n, &counted));
+			rpc_mem_give_for(c->acct, counted);
+			log_debug("rpc: resetting stream %d: a second request message", id);
+			s->bad_req = -EPROTO;
+			s->reset = 1;
+			nghttp2_submit_rst_stream(h, NGHTTP2_FLAG_NONE, id, NGHTTP2_PROTOCOL_ERROR);
+			return 0;
+		}
 		if (r == 1) {
-			rpc_free(s->req);
-			s->req = grpc_deframer_take(&s->df, &s->req_len);
+			s->req = grpc_deframer_keep(&s->df, &s->req_len, &s->req_counted);
 			s->n_req++;
 		}
 	}
 	return 0;
+}
+
+static const struct grpc_method *method_of(const struct grpc_server_conn *c,
+					   const struct grpc_stream *s)
+{
+	for (size_t i = 0; i < c->n_methods; i++)
+		if (!strcmp(c->methods[i].path, s->path))
+			return &c->methods[i];
+	return NULL;
 }
 
 static void dispatch(struct grpc_server_conn *c, struct grpc_stream *s)
@@ -338,8 +368,15 @@ static int on_frame_recv(nghttp2_session *h, const nghttp2_frame *f, void *u)
 	    !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
 		return 0;
 	s = nghttp2_session_get_stream_user_data(h, f->hd.stream_id);
-	if (s)
-		dispatch(c, s);
+	if (!s || s->reset)
+		return 0;
+	if (c->gated && !s->bad_req && s->n_req == 1 && method_of(c, s)) {
+		/* a handler's work: when the caller admits it (refusals stay immediate) */
+		s->ready = 1;
+		s->ready_ms = rpc_now_ms();
+		return 0;
+	}
+	dispatch(c, s);
 	return 0;
 }
 
@@ -352,8 +389,9 @@ static int on_close(nghttp2_session *h, int32_t id, uint32_t err, void *u)
 	if (!s)
 		return 0;
 	s->closed = 1;
-	/* A handler that has not finished may still hold the stream; it is freed at finish. */
-	if (s->finished || !s->n_req)
+	/* A handler that has not finished may still hold the stream; it is freed at finish. A
+	 * request no handler got (reset, waiting, incomplete) goes now, with its memory. */
+	if (s->finished || !s->handled)
 		stream_free(s);
 	return 0;
 }
@@ -383,6 +421,13 @@ static int on_invalid_header(nghttp2_session *h, const nghttp2_frame *f, const u
 int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *methods,
 			 size_t n_methods, struct grpc_server_conn **ret)
 {
+	return grpc_server_conn_new_for(io, methods, n_methods, NULL, ret);
+}
+
+int grpc_server_conn_new_for(const struct rpc_io *io, const struct grpc_method *methods,
+			     size_t n_methods, struct rpc_mem_account *acct,
+			     struct grpc_server_conn **ret)
+{
 	struct grpc_server_conn *c = calloc(1, sizeof *c);
 	nghttp2_session_callbacks *cb;
 	nghttp2_option *opt;
@@ -399,6 +444,8 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 	c->ack_timeout_ms = PING_ACK_TIMEOUT_MS;
 	c->idle_ms = IDLE_MS;
 	c->request_ms = REQUEST_MS;
+	c->acct = acct ? acct : &c->own;
+	rpc_h2_mem_for(&c->mem, c->acct);
 	if (nghttp2_session_callbacks_new(&cb)) {
 		free(c);
 		return -ENOMEM;
@@ -420,7 +467,7 @@ int grpc_server_conn_new(const struct rpc_io *io, const struct grpc_method *meth
 		return -ENOMEM;
 	}
 	nghttp2_option_set_no_http_messaging(opt, 1);
-	r = nghttp2_session_server_new3(&c->h2, cb, c, opt, rpc_h2_mem());
+	r = nghttp2_session_server_new3(&c->h2, cb, c, opt, &c->mem);
 	nghttp2_option_del(opt);
 	nghttp2_session_callbacks_del(cb);
 	if (r) {
@@ -461,12 +508,46 @@ void grpc_server_conn_ping_stats(const struct grpc_server_conn *c, int *sent, in
 	*acked = c->pings_acked;
 }
 
-/* One line for a connection closed by the shared memory bound. */
+/* One line for a connection closed by the memory bound. */
 static int over_budget(void)
 {
-	log_warn("rpc: closing a connection: all connections together would hold over %d MiB",
-		 RPC_MEM_BUDGET >> 20);
+	log_warn("rpc: closing a connection: it would pass its share (%d MiB, %d MiB per source) "
+		 "or all connections together %d MiB, and it holds the most",
+		 RPC_CONN_SHARE >> 20, RPC_SOURCE_SHARE >> 20, RPC_MEM_BUDGET >> 20);
 	return -ENOBUFS;
+}
+
+void grpc_server_conn_set_gated(struct grpc_server_conn *c, int queue_ms)
+{
+	c->gated = 1;
+	c->queue_ms = queue_ms;
+}
+
+static struct grpc_stream *first_waiting(const struct grpc_server_conn *c)
+{
+	struct grpc_stream *w = NULL;
+
+	for (struct grpc_stream *s = c->streams; s; s = s->next)
+		if (s->ready && !s->dispatched && !s->closed && (!w || s->ready_ms < w->ready_ms))
+			w = s;
+	return w;
+}
+
+int64_t grpc_server_conn_waiting(const struct grpc_server_conn *c)
+{
+	const struct grpc_stream *s = c->ended ? NULL : first_waiting(c);
+
+	return s ? (s->ready_ms ? s->ready_ms : 1) : 0;
+}
+
+int grpc_server_conn_dispatch(struct grpc_server_conn *c)
+{
+	struct grpc_stream *s = c->ended ? NULL : first_waiting(c);
+
+	if (!s)
+		return 0;
+	dispatch(c, s);
+	return 1;
 }
 
 /* The connection ended (EOF, an error, a deadline): every stream of it is closed. A stream
@@ -533,7 +614,14 @@ static int conn_step(struct grpc_server_conn *c)
 	}
 	now = rpc_now_ms();
 	for (struct grpc_stream *s = c->streams; s; s = s->next)
-		if (!s->dispatched && now - s->opened_ms > c->request_ms) {
+		if (s->ready && !s->dispatched && now - s->ready_ms > c->queue_ms) {
+			/* admission kept it waiting too long: the client may try again */
+			s->dispatched = 1;
+			grpc_stream_finish(s, GRPC_UNAVAILABLE, "server busy, try again");
+			break; /* the list may have changed */
+		}
+	for (struct grpc_stream *s = c->streams; s; s = s->next)
+		if (!s->dispatched && !s->ready && now - s->opened_ms > c->request_ms) {
 			log_debug("rpc: closing a connection whose request took over %d s",
 				  c->request_ms / 1000);
 			return -ETIMEDOUT;
@@ -590,8 +678,11 @@ int grpc_server_conn_timeout_ms(struct grpc_server_conn *c)
 		t = c->last_activity + c->keepalive_ms - now;
 	if (!c->streams && c->last_request + c->idle_ms + 1 - now < t)
 		t = c->last_request + c->idle_ms + 1 - now;
-	for (struct grpc_stream *s = c->streams; s; s = s->next)
-		if (!s->dispatched && s->opened_ms + c->request_ms + 1 - now < t)
+	for (struct grpc_stream *s = c->streams; s; s = s->next) {
+		if (s->ready && !s->dispatched && s->ready_ms + c->queue_ms + 1 - now < t)
+			t = s->ready_ms + c->queue_ms + 1 - now;
+		if (!s->dispatched && !s->ready && s->opened_ms + c->request_ms + 1 - now < t)
 			t = s->opened_ms + c->request_ms + 1 - now;
+	}
 	return rpc_poll_timeout(t);
 }

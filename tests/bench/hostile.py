@@ -17,6 +17,14 @@ Loopback only (127.0.0.1); every loop is bounded in count and time.
         flood    a completed TLS 1.2 handshake (ALPN h2, no certificate check), then the HTTP/2
                  preface, 100 gRPC streams each claiming a 4 MiB message, then SETTINGS and
                  PING frames as fast as the server reads them (100 frames per 50 ms at most)
+      Kinds after a completed TLS handshake that follow HTTP/2's flow control (issue 23; not in
+      the default mix):
+        badinit  Init requests with a wrong init secret (each costs the server a bcrypt check)
+                 on 4 streams at once, a new one as soon as one is answered
+        bigmsg   on each of 4 streams one complete 4 MiB gRPC message without END_STREAM, then
+                 silence (the server holds the messages until the request deadline)
+        fill     on each of 4 streams all but 1 KiB of a message claiming 3 MiB - 16 KiB, then
+                 silence (the messages never complete)
   hostile.py listen --kind silent|slow|garbage [--duration S]
       An endpoint for the join client: prints "LISTEN port", then accepts every connection:
       silent never sends, slow sends a TLS record header claiming 16 KiB and then its body,
@@ -41,7 +49,8 @@ import subprocess
 import sys
 import time
 
-KINDS = ("idle", "slow", "garbage", "half", "flood")
+KINDS = ("idle", "slow", "garbage", "half", "flood", "badinit", "bigmsg", "fill")
+H2_KINDS = ("badinit", "bigmsg", "fill")
 MAX_ATTEMPTS = 200000  # all connection attempts of one run together
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -98,6 +107,148 @@ def source(i, sources):
     return f"127.0.{1 + n // 250}.{1 + n % 250}"
 
 
+class H2:
+    """Just enough of an HTTP/2 client over an asyncio stream to send what the server's flow
+    control admits: its windows, SETTINGS and PING acknowledged, our receive window opened wide
+    (the server's answers never stall), which streams the server ended or reset."""
+
+    def __init__(self, reader, writer):
+        self.r, self.w = reader, writer
+        self.conn_win, self.init_win = 65535, 65535
+        self.win = {}
+        self.ended, self.reset = set(), set()
+        self.got = 0
+        self.closed = False
+        self.event = asyncio.Event()
+        self.next_sid = 1
+
+    def start(self):
+        # our SETTINGS: initial window 2^31-1; the connection window opened as wide
+        self.w.write(PREFACE + frame(4, 0, 0, struct.pack(">HI", 4, 0x7FFFFFFF)) + frame(8, 0, 0, struct.pack(">I", 0x7FFFFFFF - 65535)))
+
+    def on_frame(self, typ, fl, sid, pl):
+        if typ == 4 and not fl & 1:
+            for i in range(0, len(pl) - 5, 6):
+                ident, val = struct.unpack(">HI", pl[i : i + 6])
+                if ident == 4:
+                    for k in self.win:
+                        self.win[k] += val - self.init_win
+                    self.init_win = val
+            self.w.write(frame(4, 1, 0, b""))
+        elif typ == 8 and len(pl) == 4:
+            inc = struct.unpack(">I", pl)[0] & 0x7FFFFFFF
+            if sid == 0:
+                self.conn_win += inc
+            elif sid in self.win:
+                self.win[sid] += inc
+        elif typ == 6 and not fl & 1:
+            self.w.write(frame(6, 1, 0, pl))
+        elif typ in (0, 1) and fl & 1:
+            self.ended.add(sid)
+        elif typ == 3:
+            self.ended.add(sid)
+            self.reset.add(sid)
+        elif typ == 7:
+            self.closed = True
+        if typ == 0:
+            self.got += len(pl)
+            if self.got > 1 << 20:
+                self.w.write(frame(8, 0, 0, struct.pack(">I", self.got)))
+                self.got = 0
+
+    async def pump(self, deadline):
+        buf = b""
+        while not self.closed and time.monotonic() < deadline:
+            try:
+                data = await asyncio.wait_for(self.r.read(65536), max(0.01, deadline - time.monotonic()))
+            except (asyncio.TimeoutError, TimeoutError):
+                break
+            except (OSError, ssl.SSLError):
+                data = b""
+            if not data:
+                break
+            buf += data
+            while len(buf) >= 9:
+                ln = int.from_bytes(buf[0:3], "big")
+                if len(buf) < 9 + ln:
+                    break
+                self.on_frame(buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF, buf[9 : 9 + ln])
+                buf = buf[9 + ln :]
+            self.event.set()
+        self.closed = True
+        self.event.set()
+
+    async def wait(self, deadline):
+        self.event.clear()
+        try:
+            await asyncio.wait_for(self.event.wait(), max(0.01, min(1.0, deadline - time.monotonic())))
+        except (asyncio.TimeoutError, TimeoutError):
+            pass
+
+    def open(self, path):
+        sid = self.next_sid
+        self.next_sid += 2
+        self.win[sid] = self.init_win
+        self.w.write(frame(1, 4, sid, grpc_headers(path)))
+        return sid
+
+    async def send(self, sid, data, end, deadline):
+        """DATA on sid as the windows allow; False when the connection or stream ended first."""
+        off = 0
+        while off < len(data):
+            if self.closed or sid in self.ended or time.monotonic() >= deadline:
+                return False
+            n = min(16384, len(data) - off, self.conn_win, self.win[sid])
+            if n <= 0:
+                await self.wait(deadline)
+                continue
+            last = off + n >= len(data)
+            self.w.write(frame(0, 1 if end and last else 0, sid, data[off : off + n]))
+            self.conn_win -= n
+            self.win[sid] -= n
+            off += n
+            await self.w.drain()
+        return True
+
+
+def init_request_wrong_secret():
+    """An InitRequest whose init_secret (field 8) is 32 random bytes: it decodes, and its check
+    costs the server a bcrypt comparison before it fails."""
+    body = b"\x42\x20" + os.urandom(32)
+    return b"\x00" + struct.pack(">I", len(body)) + body
+
+
+async def h2_kind(kind, reader, writer, deadline, s):
+    h = H2(reader, writer)
+    h.start()
+    pump = asyncio.ensure_future(h.pump(deadline))
+    try:
+        if kind == "badinit":
+            live = set()
+            while not h.closed and time.monotonic() < deadline:
+                live -= h.ended
+                while len(live) < 4 and not h.closed:
+                    sid = h.open(b"/init.API/Init")
+                    live.add(sid)
+                    await h.send(sid, init_request_wrong_secret(), True, deadline)
+                    s["frames"] += 2
+                await h.wait(deadline)
+        else:
+            # fill: 4 messages of 3 MiB - 16 KiB stay under a connection's 12 MiB share, so 4
+            # connections hold 47.75 MiB: all of the budget when a source has no share of its own
+            size = 4 << 20 if kind == "bigmsg" else (3 << 20) - (16 << 10)
+            body = os.urandom(size if kind == "bigmsg" else size - 1024)
+            msg = b"\x00" + struct.pack(">I", size) + body
+            sids = [h.open(b"/init.API/Init") for _ in range(4)]
+            await asyncio.gather(*(h.send(sid, msg, False, deadline) for sid in sids))
+            s["frames"] += 4 + 4 * (len(msg) // 16384)
+            while not h.closed and time.monotonic() < deadline:
+                await h.wait(deadline)
+    finally:
+        pump.cancel()
+    return h.closed
+
+
 class Stats:
     def __init__(self):
         self.k = {kind: dict(attempts=0, connected=0, closed=0, failed=0, handshakes=0, frames=0) for kind in KINDS}
@@ -128,7 +279,7 @@ async def drain(reader, deadline):
 async def one(kind, src, port, deadline, st, ctx):
     """One connection of KIND until the server closes it or the deadline passes."""
     s = st.k[kind]
-    if kind == "flood":
+    if kind == "flood" or kind in H2_KINDS:
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(
@@ -151,6 +302,14 @@ async def one(kind, src, port, deadline, st, ctx):
             s["failed"] += 1
             return
         s["connected"] += 1
+    if kind in H2_KINDS:
+        try:
+            if await h2_kind(kind, reader, writer, deadline, s):
+                s["closed"] += 1
+        except (OSError, ssl.SSLError, ConnectionError):
+            s["closed"] += 1
+        writer.transport.abort()
+        return
     closed = asyncio.ensure_future(drain(reader, deadline))
     try:
         if kind == "half":
@@ -334,7 +493,7 @@ def main():
                 int(opts["port"]), int(opts.get("conns", 200)),
                 float(opts.get("duration", 60)),
                 opts.get("report"),
-                opts.get("kinds", ",".join(KINDS)).split(","),
+                opts.get("kinds", ",".join(KINDS[:5])).split(","),
                 int(opts.get("sources", 0)),
             )
         )

@@ -8,6 +8,11 @@
 # silent, slow and garbage endpoints: CPU per round (min/median/max), against a healthy Go
 # join service as the baseline.
 # The same for 40 HTTP/2 floods alone (all of them get through the handshake).
+# Admission (issue 23): the CLI's init under the cost attack (Init requests with a wrong init
+# secret, 4 at a time on 40 connections from 10 addresses: a bcrypt check each) and under the
+# memory attacks (complete 4 MiB messages without END_STREAM, 4 on each of 16 connections from
+# 4 addresses; 4 connections from one address holding incomplete messages of almost 3 MiB, 47.75 MiB in all), against idle.
+# HOSTILE_BENCH_ONLY=admission runs only these (and the idle baseline).
 # Loopback only. Exits 1 when the CLI's init failed under a load (after printing everything).
 set -u
 BUILD=${1:-build}
@@ -64,8 +69,13 @@ cmp() {
 	row "$4" "$(cell "$1" "$3")" "$(cell "$2" "$3")" \
 		"$(case "$a$b" in *failed* | *-*) echo - ;; *) ratio "$b" "$a" ;; esac)"
 }
+ONLY=${HOSTILE_BENCH_ONLY:-}
 for i in $(seq "$N"); do
 	run cli_idle cli 0 "$i"
+	HOSTILE_HOLD=8 HOSTILE_CONNS=40 HOSTILE_SOURCES=10 HOSTILE_KINDS=badinit run cli_cost cli 1 "$i"
+	HOSTILE_HOLD=10 HOSTILE_CONNS=16 HOSTILE_SOURCES=4 HOSTILE_KINDS=bigmsg run cli_mem cli 1 "$i"
+	HOSTILE_HOLD=6 HOSTILE_CONNS=4 HOSTILE_SOURCES=1 HOSTILE_KINDS=fill run cli_fill cli 1 "$i"
+	[ "$ONLY" = admission ] && continue
 	run cli_attack cli 1 "$i"
 	HOSTILE_CONNS=40 HOSTILE_KINDS=flood run cli_flood cli 1 "$i"
 	if [ -n "$peer" ]; then
@@ -76,6 +86,47 @@ done
 ok() { [ -f "$work/$1.runs" ] && awk '$1 != 0 { exit 1 }' "$work/$1.runs" && echo 0 || echo 1; }
 cli_attack_rc=$(ok cli_attack)
 cli_flood_rc=$(ok cli_flood)
+cli_cost_rc=$(ok cli_cost)
+cli_mem_rc=$(ok cli_mem)
+cli_fill_rc=$(ok cli_fill)
+[ "$ONLY" = admission ] && cli_attack_rc=0 cli_flood_rc=0
+
+echo "bench: hostile admission: serve-init on swtpm (qemu-vtpm), the CLI's init (from 127.0.0.1) idle"
+echo "       against: wrong init secrets (4 at a time on 40 connections from 10 addresses, each a"
+echo "       bcrypt check; the init after 8 s of it); complete 4 MiB messages without END_STREAM"
+echo "       (4 on each of 16 connections from 4 addresses); 4 connections from one address holding"
+echo "       incomplete messages of almost 3 MiB; $N interleaved runs of each, median (min-max), ratio attack / idle"
+row "" "idle (baseline)" attack ratio
+cmp cli_idle cli_cost 2 "wrong secrets: constel-init apply (s)"
+cmp cli_idle cli_cost 3 "  serve-init CPU in the 8 s before the init (s)"
+cmp cli_idle cli_cost 4 "  serve-init CPU over its life (s)"
+cmp cli_idle cli_cost 5 "  serve-init peak RSS (VmHWM, KiB)"
+cmp cli_idle cli_mem 2 "complete 4 MiB messages: constel-init apply (s)"
+cmp cli_idle cli_mem 4 "  serve-init CPU over its life (s)"
+cmp cli_idle cli_mem 5 "  serve-init peak RSS (VmHWM, KiB)"
+cmp cli_idle cli_fill 2 "one address fills the budget: constel-init apply (s)"
+cmp cli_idle cli_fill 4 "  serve-init CPU over its life (s)"
+cmp cli_idle cli_fill 5 "  serve-init peak RSS (VmHWM, KiB)"
+[ -n "${cli_cost_why:-}" ] && echo "  CLI under wrong secrets: $cli_cost_why"
+[ -n "${cli_mem_why:-}" ] && echo "  CLI under complete messages: $cli_mem_why"
+[ -n "${cli_fill_why:-}" ] && echo "  CLI while one address fills the budget: $cli_fill_why"
+awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^badinit:/) { sub(/^badinit:/, "", $i); gsub(/,/, " ", $i); print "  wrong secrets (run 1): " $i } }' <<<"${cli_cost_load:-}"
+echo "  serve-init under wrong secrets (run 1): $(grep -c 'invalid init secret' "$work/cli_cost_1/server.log") secrets checked"
+fig=$BUILD/bench/figures-hostile.txt
+mkdir -p "$BUILD/bench"
+if [ "$ONLY" = admission ]; then
+	{
+		echo "hostile_n=$N"
+		for k in cli_idle cli_cost cli_mem cli_fill; do
+			echo "hostile_${k}_time_s=$(med $k 2)"
+			echo "hostile_${k}_cpu_s=$(med $k 4)"
+			echo "hostile_${k}_rss_kb=$(med $k 5)"
+		done
+	} >"$fig"
+	[ "$cli_cost_rc" = 0 ] && [ "$cli_mem_rc" = 0 ] && [ "$cli_fill_rc" = 0 ]
+	exit
+fi
+echo
 
 echo "bench: hostile peers: serve-init on swtpm (qemu-vtpm), idle against $HOSTILE_CONNS hostile connections"
 echo "       from $HOSTILE_SOURCES loopback addresses, each renewed when closed: idle, slowloris (1 byte/s),"
@@ -128,7 +179,7 @@ fig=$BUILD/bench/figures-hostile.txt
 mkdir -p "$BUILD/bench"
 {
 	echo "hostile_n=$N"
-	for k in cli_idle cli_attack cli_flood go_idle go_attack; do
+	for k in cli_idle cli_attack cli_flood cli_cost cli_mem cli_fill go_idle go_attack; do
 		[ -f "$work/$k.runs" ] || continue
 		echo "hostile_${k}_time_s=$(med $k 2)"
 		echo "hostile_${k}_cpu_s=$(med $k 4)"
@@ -160,4 +211,5 @@ for kind in go silent slow garbage; do
 	[ $bad = 0 ] || echo "  ($bad of the baseline rounds failed)"
 done
 echo "  (goal: under 0.1 s CPU per 5 s against a silent endpoint)"
-[ "$cli_attack_rc" = 0 ] && [ "$cli_flood_rc" = 0 ]
+[ "$cli_attack_rc" = 0 ] && [ "$cli_flood_rc" = 0 ] && [ "$cli_cost_rc" = 0 ] && [ "$cli_mem_rc" = 0 ] &&
+	[ "$cli_fill_rc" = 0 ]
