@@ -79,7 +79,7 @@ class H(http.server.SimpleHTTPRequestHandler):
             elif n % 2: return self.go("%s/r/%d" % (me, n - 1))
             else: return self.go("%d" % (n - 1))
         elif p.startswith("/slow/"):
-            time.sleep(0.8)
+            time.sleep(1.5)
             n = int(p[6:])
             return self.go("%d" % (n - 1)) if n else self.go("/payload.bin")
         elif p == "/tohttp": return self.go("http://localhost:%d/payload.bin" % ports["http"])
@@ -215,13 +215,14 @@ rc=$?
 	fail $t "exit $rc: $(cat "$work/err")"
 
 t=https_redirects_share_one_deadline
-# each hop answers after 0.8 s: the fourth answer would come after 3.2 s of a 2 s budget
+# each hop answers after 1.5 s: a deadline per hop would fetch the file after 6 s; the shared
+# 2 s budget gives up during the second hop (the bound leaves a loaded machine 3 s to spare)
 start=$(date +%s%N)
 "$agent" install-component --root "$work/root" --timeout 2 --url "https://localhost:$(port good)/slow/3" \
 	--path /opt/slow "${bundle[@]}" 2>"$work/err"
 rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
-[ $rc = 1 ] && [ $ms -lt 3000 ] && ! [ -e "$work/root/opt/slow" ] &&
+[ $rc = 1 ] && [ $ms -lt 5000 ] && ! [ -e "$work/root/opt/slow" ] &&
 	grep -q 'not fetched within 2 s' "$work/err" && pass $t || fail $t "exit $rc after $ms ms: $(cat "$work/err")"
 
 t=https_silent_server_times_out
