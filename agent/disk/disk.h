@@ -80,6 +80,8 @@ struct disk {
 	/* The detached header cd was loaded from (a memfd with the bytes the check read), plus
 	 * one; 0: none (cd made by the format works on the disk itself). state.c says why. */
 	int hdr_fd;
+	uint64_t
+	    hdr_area; /* its metadata area (2 hdr_size + keyslots_size): what is written back */
 	/* Host mode (an image file, no device-mapper): the header work is real, but there is no
 	 * dm-integrity (its superblock needs device-mapper: 64-byte key, which §6.2 allows),
 	 * nothing is wiped or activated, and unlocking only checks the key. Set after

@@ -221,6 +221,7 @@ static void hdr_drop(struct disk *d)
 	if (d->hdr_fd > 0)
 		close(d->hdr_fd - 1);
 	d->hdr_fd = 0;
+	d->hdr_area = 0;
 }
 
 static int pwrite_all(int fd, const uint8_t *p, size_t len, off_t off)
@@ -297,6 +298,7 @@ static int read_checked(struct disk *d, int want, int load_if, struct luks2_info
 		goto out;
 	}
 	d->hdr_fd = mfd + 1;
+	d->hdr_area = size;
 	mfd = -1;
 	hdr_dev_path(d, hp, sizeof hp);
 	r = crypt_init_data_device(&d->cd, hp, d->path);
@@ -331,8 +333,10 @@ static void set_uuid(struct disk *d, const char *uuid)
 }
 
 /* The header libcryptsetup holds written to the disk: every part of the memfd that holds data
- * (the copies as read and as libcryptsetup rewrote them, the keyslot areas), in offset order
- * (primary before secondary, as libcryptsetup writes them), then synced. */
+ * (the copies as read and as libcryptsetup rewrote them, the keyslot areas) within the
+ * metadata area, which ends at or before the data segment (a damaged header had the whole
+ * 8 MiB read; beyond the area nothing is written back), in offset order (primary before
+ * secondary, as libcryptsetup writes them), then synced. */
 static int hdr_write_back(struct disk *d)
 {
 	const size_t cap = 1u << 20;
@@ -347,11 +351,14 @@ static int hdr_write_back(struct disk *d)
 		return -errno;
 	if (!(buf = malloc(cap)))
 		r = -ENOMEM;
-	while (r == 0 && (pos = lseek(d->hdr_fd - 1, pos, SEEK_DATA)) >= 0) {
+	while (r == 0 && (uint64_t)pos < d->hdr_area &&
+	       (pos = lseek(d->hdr_fd - 1, pos, SEEK_DATA)) >= 0) {
 		if ((end = lseek(d->hdr_fd - 1, pos, SEEK_HOLE)) < 0)
 			r = -errno;
-		else
-			r = copy_range(d->hdr_fd - 1, fd, (uint64_t)pos, (uint64_t)end, buf, cap);
+		else if ((uint64_t)pos < d->hdr_area)
+			r = copy_range(d->hdr_fd - 1, fd, (uint64_t)pos,
+				       (uint64_t)end < d->hdr_area ? (uint64_t)end : d->hdr_area,
+				       buf, cap);
 		pos = end;
 	}
 	if (r == 0 && pos < 0 && errno != ENXIO)
