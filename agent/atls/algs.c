@@ -127,7 +127,18 @@ const br_ec_impl atls_ec_server = {
  * engine's ECDHE curves. A server checks the client's CertificateVerify at once. A client
  * keeps the server's signature for atls_ske_check: BearSSL goes on to our second flight as
  * if it held, and conn.c lets nothing through before the check has passed (what the
- * engine would have refused still ends the handshake, at most one flight later). */
+ * engine would have refused still ends the handshake, at most one flight later).
+ *
+ * So our second flight (the client's certificate with its attestation, ClientKeyExchange,
+ * CertificateVerify) goes out before the server's signature over the key exchange is
+ * checked. That is right only because the node does not authenticate the join service:
+ * as Constellation's own node (its dialer has an issuer and no validator, spec §1.1),
+ * it accepts any self-consistent self-signed server certificate, so a server
+ * whose signature would fail could as well have signed with a key of its own; the flight
+ * gives it nothing a valid handshake would not. The attestation in our certificate is bound
+ * to this connection's nonces and key, so it is no use elsewhere. What must not go out
+ * before the check, application data (the join request with the disk UUID), does not:
+ * conn.c holds it back. A client that did validate its server would have to check first. */
 static uint32_t ecdsa_vrfy(const br_ec_impl *impl, const void *hash, size_t hash_len,
 			   const br_ec_public_key *pk, const void *sig, size_t sig_len)
 {

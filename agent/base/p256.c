@@ -2,6 +2,7 @@
  * wiped buffers; BearSSL's scalar sampling, HMAC-DRBG and signature encodings around them. */
 #include <errno.h>
 #include <malloc.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,19 +26,41 @@ static const uint8_t spki_p256_prefix[26] = {
     0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 };
 
-/* ---- hogweed's heap: wiped when it is given back ----
- * ecc_point_mul_g takes its scratch from the GMP (here mini-gmp) allocator; with these functions
- * what held key-dependent values is wiped before free(). mini-gmp passes 0 for the old sizes, so
- * the block's size is the allocator's. Like mini-gmp's own, the allocation aborts when memory is
- * exhausted (the callers cannot fail); it asks for a few hundred bytes. */
+/* ---- hogweed's heap: a static block, wiped when it is given back, never an abort ----
+ * ecc_point_mul_g (every key generation: one per server handshake) takes its scratch from the
+ * GMP (here mini-gmp) allocator, whose interface cannot fail: mini-gmp's own allocator aborts,
+ * which in PID 1 is a kernel panic. Here the scratch comes from a static block (it asks for a
+ * few hundred bytes, LIFO: one at a time), so no handshake allocates; only a request the block
+ * cannot hold goes to malloc, and if that fails the allocation jumps back to the caller
+ * (gmp_oom, set around every hogweed call that allocates), which returns -ENOMEM. Nothing of
+ * hogweed's state outlives the abandoned call: ecc_point_mul_g allocates before it computes,
+ * and its result is discarded. What held key-dependent values is wiped before it is given
+ * back; mini-gmp passes 0 for the old sizes, so the block's size is the allocator's. */
+
+#define GMP_BLOCK 4096
+static _Alignas(16) uint8_t gmp_block[GMP_BLOCK];
+static size_t gmp_block_used; /* bytes handed out from gmp_block, 0 when free */
+static jmp_buf *gmp_oom;
+
+static int in_block(const void *p)
+{
+	return (const uint8_t *)p >= gmp_block && (const uint8_t *)p < gmp_block + GMP_BLOCK;
+}
 
 static void *gmp_wiped_alloc(size_t n)
 {
-	void *p = malloc(n);
+	void *p;
 
+	if (!gmp_block_used && n && n <= GMP_BLOCK) {
+		gmp_block_used = n;
+		return gmp_block;
+	}
+	p = malloc(n ? n : 1);
 	if (!p) {
 		log_msg(LOG_ERROR, "p256: out of memory (%zu bytes)", n);
-		abort();
+		if (gmp_oom)
+			longjmp(*gmp_oom, 1);
+		abort(); /* not reached: every hogweed call that allocates sets gmp_oom */
 	}
 	return p;
 }
@@ -45,6 +68,11 @@ static void *gmp_wiped_alloc(size_t n)
 static void gmp_wiped_free(void *p, size_t n)
 {
 	(void)n;
+	if (in_block(p)) {
+		secret_wipe(gmp_block, gmp_block_used);
+		gmp_block_used = 0;
+		return;
+	}
 	if (p)
 		secret_wipe(p, malloc_usable_size(p));
 	free(p);
@@ -52,10 +80,20 @@ static void gmp_wiped_free(void *p, size_t n)
 
 static void *gmp_wiped_realloc(void *old, size_t old_n, size_t n)
 {
-	void *p = gmp_wiped_alloc(n);
-	size_t have = old ? malloc_usable_size(old) : 0;
+	size_t have = !old ? 0 : in_block(old) ? gmp_block_used : malloc_usable_size(old);
+	void *p;
 
 	(void)old_n;
+	if (in_block(old)) /* the block is in use: the new one comes from malloc */
+		p = malloc(n ? n : 1);
+	else
+		p = gmp_wiped_alloc(n);
+	if (!p) {
+		log_msg(LOG_ERROR, "p256: out of memory (%zu bytes)", n);
+		if (gmp_oom)
+			longjmp(*gmp_oom, 1);
+		abort(); /* not reached, as above */
+	}
 	if (old) {
 		memcpy(p, old, have < n ? have : n);
 		gmp_wiped_free(old, have);
@@ -88,6 +126,16 @@ static void limbs_to_be(uint8_t b[32], const mp_limb_t r[LIMBS])
 {
 	for (size_t i = 0; i < 32; i++)
 		b[i] = (uint8_t)(r[(31 - i) / sizeof *r] >> (8 * ((31 - i) % sizeof *r)));
+}
+
+/* 1 when some limb of a is not 0 (public values: r and s of a signature about to be sent) */
+static int limbs_nonzero(const mp_limb_t a[LIMBS])
+{
+	mp_limb_t v = 0;
+
+	for (size_t i = 0; i < LIMBS; i++)
+		v |= a[i];
+	return v != 0;
 }
 
 /* A scalar 0 < x < n as 32 big-endian bytes, sampled as BearSSL's keygen does (32 bytes at a
@@ -125,6 +173,7 @@ int p256_set_private(struct p256_key *k, const uint8_t x[32])
 	struct ecc_scalar s = {ecc, xl};
 	struct ecc_point p = {ecc, pt};
 	uint8_t *q = k->spki + sizeof spki_p256_prefix;
+	jmp_buf oom;
 
 	if (!scalar_in_range(x))
 		return -EINVAL;
@@ -132,7 +181,16 @@ int p256_set_private(struct p256_key *k, const uint8_t x[32])
 	secret_wipe(k->pre, sizeof k->pre);
 	k->priv = (br_ec_private_key){BR_EC_secp256r1, k->sk, 32};
 	limbs_from_be(xl, k->sk);
+	if (setjmp(oom)) { /* hogweed's scratch could not be allocated */
+		gmp_oom = NULL;
+		gmp_block_used = 0;
+		secret_wipe(xl, sizeof xl);
+		secret_wipe(k, sizeof *k);
+		return -ENOMEM;
+	}
+	gmp_oom = &oom;
 	ecc_point_mul_g(&p, &s);
+	gmp_oom = NULL;
 	memcpy(k->spki, spki_p256_prefix, sizeof spki_p256_prefix);
 	q[0] = 0x04;
 	limbs_to_be(q + 1, pt);
@@ -178,6 +236,11 @@ size_t p256_sign(const struct p256_key *k, const br_hash_class *h, const uint8_t
 	limbs_from_be(z, k->priv.x);
 	limbs_from_be(kl, nonce);
 	ecc_ecdsa_sign(ecc, z, kl, hv_len, hv, r, s, scratch);
+	/* ecc_ecdsa_sign leaves the check of r, s != 0 to its caller (ecc.h); either is 0 with
+	 * probability ~2^-256, and a signature with one is invalid: no signature then (the
+	 * handshake fails and is retried with a fresh nonce) rather than a loop here. */
+	if (!limbs_nonzero(r) || !limbs_nonzero(s))
+		goto out;
 	limbs_to_be(out, r);
 	limbs_to_be(out + 32, s);
 	n = br_ecdsa_raw_to_asn1(out, 64);
@@ -244,6 +307,8 @@ static void sub_m_if_over(const struct modulus *M, uint64_t out[4], const uint64
 
 	for (int j = 0; j < 4; j++)
 		out[j] = (d[j] & keep) | (a[j] & ~keep);
+	secret_wipe(d, sizeof d); /* a - m of a secret a */
+	secret_wipe(&keep, sizeof keep);
 }
 
 /* out = a + b mod m, for a, b < m */
@@ -259,6 +324,7 @@ static void add_mod(const struct modulus *M, uint64_t out[4], const uint64_t a[4
 		carry = (uint64_t)(v >> 64);
 	}
 	sub_m_if_over(M, out, s, carry);
+	secret_wipe(s, sizeof s);
 }
 
 /* out = a * b / 2^256 mod m, for a, b < m (CIOS Montgomery multiplication) */
@@ -324,6 +390,7 @@ static void sub_mod(const struct modulus *M, uint64_t out[4], const uint64_t a[4
 		out[j] = (uint64_t)v;
 		carry = (uint64_t)(v >> 64);
 	}
+	secret_wipe(d, sizeof d);
 }
 
 /* x, y < p and y^2 = x^3 - 3x + b (mod p): the point is on the curve (public values) */
@@ -374,6 +441,10 @@ int p256_presign(struct p256_key *k)
 	limbs_from_be(kl, nonce);
 	/* the key 0 signing the hash value 1: s = kinv * (1 + 0 * r) */
 	ecc_ecdsa_sign(ecc, zero, kl, 1, &one, rl, kinvl, scratch);
+	if (!limbs_nonzero(rl) || !limbs_nonzero(kinvl)) { /* r = 0: this nonce is unusable */
+		r = -EAGAIN;
+		goto out;
+	}
 	memcpy(p->r, rl, sizeof p->r);
 	memcpy(p->kinv, kinvl, sizeof p->kinv);
 	limbs_from_be(x, k->priv.x);

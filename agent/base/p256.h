@@ -1,8 +1,20 @@
 /* ECDSA P-256 keys: a fresh key with its SubjectPublicKeyInfo, ASN.1 signatures and their
  * check, and the SEC1 "EC PRIVATE KEY" encoding kubelet reads. Used by the aTLS certificates
  * and handshake signatures (one key per connection) and the kubelet CSR (one key per join
- * attempt). The curve arithmetic is nettle's hogweed (side-channel silent, 3-4x BearSSL 0.6's
- * ec_p256_m31, which has no 64-bit P-256); BearSSL does the encodings and hashes around it. */
+ * attempt). The curve arithmetic is nettle's hogweed (3-4x BearSSL 0.6's ec_p256_m31, which
+ * has no 64-bit P-256); BearSSL does the encodings and hashes around it.
+ *
+ * Timing: nettle writes its ECC code without branches or memory indices that depend on
+ * secret values, but documents that this holds only as far as the GMP functions under it do,
+ * and our hogweed is built on its bundled mini-gmp, which makes no such promise. So the claim
+ * here is scoped to what is checked: every mini-gmp mpn routine the P-256 key generation and
+ * signature run on secret values (mpn_add_n, mpn_sub_n, mpn_mul_1, mpn_addmul_1,
+ * mpn_submul_1, mpn_mul, mpn_mul_n, mpn_sqr, mpn_rshift, mpn_copyi, mpn_copyd, mpn_zero, and
+ * gmp-glue's mpn_cnd_add_n, mpn_cnd_sub_n, mpn_cnd_swap) has no conditional jump but its
+ * loop, its size checks and asserts (tests/deps/test_deps_hogweed.sh counts them in the built
+ * library). mini-gmp's data-dependent routines (mpn_cmp, mpn_zero_p) run only in the
+ * signature check, on public values. The presigned part (p256.c) is our own constant-time
+ * Montgomery code. Cache timing of the CPU itself is out of scope. */
 #ifndef CONSTEL_BASE_P256_H
 #define CONSTEL_BASE_P256_H
 

@@ -155,6 +155,17 @@ int boot_bind_state(const char *state, const char *newroot);
  * tmpfs, or when newroot is not a mount point. Open descriptors (sockets, /dev/kmsg) stay. */
 int boot_switch_root(const char *newroot);
 
+/* The console filter of a supervised program's output (supervise.c): bytes in, lines
+ * "name: text" out to out with control characters replaced and at most 1024 bytes of text;
+ * eof flushes a last line without newline. */
+struct sv_filter {
+	char line[1024];
+	size_t len;
+	int cut;
+};
+void sv_filter_feed(struct sv_filter *f, const char *name, const char *p, size_t n, int out,
+		    int eof);
+
 /* ---- the supervisor (supervise.c) ----
  * From its first instruction PID 1 owns every child: the join rounds, kubeadm (SV_ONCE, its
  * process group killed at its deadline or the shutdown), containerd and kubelet (SV_RESTART,

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -114,10 +115,100 @@ static void child_reset(const struct supervisor *s)
 	}
 }
 
+/* ---- a program's output on the console, as the agent's own lines are ----
+ * containerd and kubelet write to what PID 1 hands them, the serial console the host reads
+ * and, on a terminal, interprets: escape sequences in a container's name or a log message
+ * could rewrite what an operator sees, and one line could be megabytes. Their stdout and
+ * stderr therefore go into a pipe read by a small filter process (forked in the child before
+ * the exec, so PID 1's loop never reads it; it keeps only the pipe and the console), which
+ * writes each line as "name: line" with control characters replaced by '?' and at most
+ * LOG_LINE_MAX bytes (a longer one cut with "..."), as log.c does with the agent's. It ends at
+ * EOF, when the program and everything that inherited its output have exited, and is reaped
+ * as any orphan is. */
+
+#define FILTER_LINE_MAX 1024 /* log.c's LOG_LINE_MAX */
+
+void sv_filter_feed(struct sv_filter *f, const char *name, const char *p, size_t n, int out,
+		    int eof)
+{
+	for (size_t i = 0; i <= n; i++) {
+		int end = i == n ? eof && f->len : p[i] == '\n';
+		char line[FILTER_LINE_MAX + 80];
+		int m;
+
+		if (i == n && !end)
+			break;
+		if (!end) {
+			unsigned char c = (unsigned char)p[i];
+
+			if (f->len < sizeof f->line)
+				f->line[f->len++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+			else
+				f->cut = 1;
+			continue;
+		}
+		if (f->cut)
+			memcpy(f->line + f->len - 3, "...", 3);
+		m = snprintf(line, sizeof line, "%.32s: %.*s\n", name, (int)f->len, f->line);
+		if (m > 0 &&
+		    write(out, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1) < 0) {
+			/* the console is gone: nothing to tell */
+		}
+		f->len = 0;
+		f->cut = 0;
+	}
+}
+
+/* In the child before the exec: stdout and stderr into a pipe whose other end a forked
+ * filter reads. A pipe or fork that fails ends the start (exit 126, retried with back-off)
+ * rather than giving the program the console unfiltered. */
+static void filter_output(const struct sv_child *c)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) < 0) {
+		log_err(-errno, "%s: output pipe", c->name);
+		_exit(126);
+	}
+	pid = fork();
+	if (pid < 0) {
+		log_err(-errno, "%s: output filter", c->name);
+		_exit(126);
+	}
+	if (pid == 0) {
+		struct sv_filter f = {0};
+		char buf[4096];
+		ssize_t n;
+
+		/* only the pipe (as 3) and the console (2) stay open: no socket or disk of PID 1 */
+		if (dup2(p[0], 3) < 0)
+			_exit(1);
+		if (syscall(SYS_close_range, 4u, ~0u, 0u) < 0)
+			for (int fd = 4; fd < 1024; fd++)
+				close(fd);
+		while ((n = read(3, buf, sizeof buf)) != 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				break;
+			sv_filter_feed(&f, c->name, buf, (size_t)n, STDERR_FILENO, 0);
+		}
+		sv_filter_feed(&f, c->name, buf, 0, STDERR_FILENO, 1);
+		_exit(0);
+	}
+	close(p[0]);
+	if (dup2(p[1], STDOUT_FILENO) < 0 || dup2(p[1], STDERR_FILENO) < 0)
+		_exit(126);
+	close(p[1]);
+}
+
 static __attribute__((noreturn)) void child_exec(const struct supervisor *s,
 						 const struct sv_child *c)
 {
 	child_reset(s);
+	if (!c->run && access(c->argv[0], X_OK) == 0) /* else exec fails: only our line */
+		filter_output(c);
 	if (c->run)
 		_exit(c->run(c->arg) & 0xff);
 	if (c->envp)

@@ -33,6 +33,9 @@ struct luks2_info {
 	char uuid[40];
 	uint64_t hdr_size;
 	int damaged; /* one header copy is missing or damaged; the decision used the other */
+	/* of the copy that decides: config.keyslots_size, and the end of the furthest keyslot
+	 * area (>= 2 hdr_size): libcryptsetup reads nothing of the header device beyond it */
+	uint64_t keyslots_size, areas_end;
 };
 
 /* Routes libcryptsetup's messages (one process-wide callback) to our log at debug level;
@@ -74,6 +77,11 @@ struct disk {
 	enum disk_state state;
 	enum disk_kdf kdf;
 	struct crypt_device *cd;
+	/* The detached header cd was loaded from (a memfd with the bytes the check read), plus
+	 * one; 0: none (cd made by the format works on the disk itself). state.c says why. */
+	int hdr_fd;
+	uint64_t
+	    hdr_area; /* its metadata area (2 hdr_size + keyslots_size): what is written back */
 	/* Host mode (an image file, no device-mapper): the header work is real, but there is no
 	 * dm-integrity (its superblock needs device-mapper: 64-byte key, which §6.2 allows),
 	 * nothing is wiped or activated, and unlocking only checks the key. Set after
@@ -87,7 +95,8 @@ struct disk {
 };
 
 /* Classifies path and fills d (name NULL: DISK_MAPPING); an initialized disk's header is then
- * loaded into libcryptsetup too, right after the check, for disk_unlock. Returns the enum
+ * loaded into libcryptsetup from the bytes the check read (a detached header: libcryptsetup
+ * never reads the disk's header itself), for disk_unlock. Returns the enum
  * disk_state, or -EINVAL when the header is refused (one line logged naming the field;
  * nothing written). */
 int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf kdf);

@@ -67,6 +67,23 @@ static json_object *obj(json_object *o, const char *k)
 	return json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
+/* A LUKS2 size or offset: a decimal string (the JSON number range is too small for them), at
+ * most max; else -1. */
+static int64_t u64str(json_object *o, const char *k, uint64_t max)
+{
+	const char *s = str(o, k);
+	uint64_t v = 0;
+
+	if (!*s || strlen(s) > 19)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	return v <= max ? (int64_t)v : -1;
+}
+
 #define WANT(cond, ...)                                              \
 	do {                                                         \
 		if (!(cond))                                         \
@@ -217,9 +234,41 @@ static int check_binary(const uint8_t *h, size_t room, uint64_t off, int seconda
 	return COPY_VALID;
 }
 
+/* The bytes beyond the two header copies that libcryptsetup reads: the keyslot areas, which
+ * lie in [2 hdr_size, 2 hdr_size + keyslots_size) (libcryptsetup refuses a header whose
+ * areas do not). */
+struct extents {
+	uint64_t keyslots_size, areas_end;
+};
+
+/* config.keyslots_size and the end of the furthest keyslot area, both bounded by
+ * libcryptsetup's own limit on the keyslots area (128 MiB). */
+static int json_extents(json_object *root, uint64_t size, struct extents *x, char *err,
+			size_t errlen)
+{
+	const uint64_t max = 128u << 20;
+	int64_t ks = u64str(obj(root, "config"), "keyslots_size", max);
+
+	WANT(ks >= 0 && ks % 4096 == 0, "LUKS2 header: config: keyslots_size is invalid");
+	x->keyslots_size = (uint64_t)ks;
+	x->areas_end = 2 * size;
+	json_object_object_foreach(obj(root, "keyslots"), kid, kv)
+	{
+		int64_t off = u64str(obj(kv, "area"), "offset", max + 2 * LUKS2_HDR_MAX);
+		int64_t len = u64str(obj(kv, "area"), "size", max);
+
+		WANT(off >= 0 && len >= 0 && (uint64_t)off >= 2 * size &&
+			 (uint64_t)(off + len) <= 2 * size + x->keyslots_size,
+		     "LUKS2 header: keyslot %.8s: area outside the keyslots area", kid);
+		if ((uint64_t)(off + len) > x->areas_end)
+			x->areas_end = (uint64_t)(off + len);
+	}
+	return 0;
+}
+
 /* The strict check of the JSON area of a copy that passed check_binary (h points at it, size
  * bytes): its enum disk_state, or -EINVAL with the field in err. */
-static int check_json(const uint8_t *h, uint64_t size, char *err, size_t errlen)
+static int check_json(const uint8_t *h, uint64_t size, struct extents *x, char *err, size_t errlen)
 {
 	static const char *const top[] = {"keyslots", "tokens", "segments",
 					  "digests",  "config", NULL};
@@ -262,6 +311,8 @@ static int check_json(const uint8_t *h, uint64_t size, char *err, size_t errlen)
 	}
 	json_object_object_foreach(part, did,
 				   dv) if ((r = check_digest(did, dv, err, errlen)) < 0) goto out;
+	if ((r = json_extents(root, size, x, err, errlen)) < 0)
+		goto out;
 	r = initialized_token(obj(root, "tokens")) ? DISK_INITIALIZED : DISK_NOT_INITIALIZED;
 out:
 	json_object_put(root);
@@ -300,6 +351,7 @@ int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char
 		   size_t errlen)
 {
 	uint64_t size = 0, size2 = 0, off2 = 0, use = 0;
+	struct extents x = {0}, x2 = {0};
 	char err1[200] = "", err2[200] = "";
 	int c1, c2, r = -EINVAL;
 
@@ -329,10 +381,10 @@ int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char
 				  c1 ? err1 : "LUKS2 header: primary: no magic", c2 ? "; " : "",
 				  c2 ? err2 + 14 : "");
 	}
-	if (c1 == COPY_VALID && (r = check_json(buf, size, err, errlen)) < 0)
+	if (c1 == COPY_VALID && (r = check_json(buf, size, &x, err, errlen)) < 0)
 		return r;
 	if (c2 == COPY_VALID) {
-		int r2 = check_json(buf + off2, size2, err2, sizeof err2);
+		int r2 = check_json(buf + off2, size2, &x2, err2, sizeof err2);
 
 		if (r2 < 0)
 			return errbuf_set(err, errlen, "LUKS2 header: %s copy: %s",
@@ -342,12 +394,15 @@ int luks2_classify(const uint8_t *buf, size_t len, struct luks2_info *info, char
 			r = r2;
 			use = off2;
 			size = size2;
+			x = x2;
 		}
 	}
 	if (info) {
 		snprintf(info->uuid, sizeof info->uuid, "%.*s", 39, (const char *)buf + use + 168);
 		info->hdr_size = size;
 		info->damaged = c1 != COPY_VALID || c2 != COPY_VALID;
+		info->keyslots_size = x.keyslots_size;
+		info->areas_end = x.areas_end;
 	}
 	return r;
 }

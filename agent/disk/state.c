@@ -1,7 +1,9 @@
 /* The state disk through libcryptsetup (spec §6.1, §6.3, §6.4, §5.4 step 4): format on first
  * boot, keyslot 0 from the temporary passphrase to the cluster's key, unlock on reboot, the
- * reset after a fatal error. Every decision starts from disk_classify() on a copy of the
- * header; libcryptsetup only sees a header that passed the §6.2 check. */
+ * reset after a fatal error. Every decision starts from a read of the header checked by
+ * luks2_classify(); libcryptsetup loads exactly the bytes of that read, never the disk's
+ * header again (see read_checked). */
+#define _GNU_SOURCE /* memfd_create, SEEK_DATA */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,23 +133,21 @@ static size_t primary_size(const uint8_t *buf, size_t len)
 	return size >= 16384 && size <= LUKS2_HDR_MAX && size % 4096 == 0 ? (size_t)size : 0;
 }
 
-/* Reads the headers and classifies them. With an intact primary of hdr_size S, the
- * secondary sits at S with the same size (§6.2), so the first 2 S bytes (32 KiB for our
- * disks) decide exactly as the whole 8 MiB would: luks2_classify reads nothing beyond the two
- * copies when the primary is valid. Only when the prefix shows a missing or damaged copy (the
- * secondary is then searched up to 4 MiB) or a refusal is the whole area read and classified
- * again. */
-int disk_classify(const char *path, struct luks2_info *info, char *err, size_t errlen)
+/* Reads the headers from fd and classifies them; the bytes read stay in *bufp (*np of them,
+ * the caller frees). With an intact primary of hdr_size S, the secondary sits at S with the
+ * same size (§6.2), so the first 2 S bytes (32 KiB for our disks) decide exactly as the whole
+ * 8 MiB would: luks2_classify reads nothing beyond the two copies when the primary is valid.
+ * Only when the prefix shows a missing or damaged copy (the secondary is then searched up to
+ * 4 MiB) or a refusal is the whole area read and classified again. */
+static int classify_fd(int fd, const char *path, uint8_t **bufp, size_t *np,
+		       struct luks2_info *info, char *err, size_t errlen)
 {
 	size_t cap = 2 * (size_t)LUKS2_HDR_MAX, want;
 	struct luks2_info local = {0};
 	uint8_t *buf;
 	ssize_t n, m = 0;
-	int fd, r = -EINVAL;
+	int r = -EINVAL;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return r = -errno, errbuf_set(err, errlen, "%s: %s", path, strerror(-r)), r;
 	buf = malloc(cap);
 	/* a copy of the headers: only read */
 	n = buf ? read_full(fd, buf, 4096) : -ENOMEM;
@@ -165,17 +166,162 @@ int disk_classify(const char *path, struct luks2_info *info, char *err, size_t e
 			r = luks2_classify(buf, (size_t)n, &local, err, errlen);
 		}
 	}
-	close(fd);
-	free(buf);
 	if (n < 0 || m < 0) {
+		free(buf);
 		n = n < 0 ? n : m;
 		return errbuf_set(err, errlen, "%s: read: %s", path, strerror((int)-n)), (int)n;
 	}
+	*bufp = buf;
+	*np = (size_t)n;
 	if (info && r >= 0)
 		*info = local;
 	return r;
 }
 
+int disk_classify(const char *path, struct luks2_info *info, char *err, size_t errlen)
+{
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return r = -errno, errbuf_set(err, errlen, "%s: %s", path, strerror(-r)), r;
+	r = classify_fd(fd, path, &buf, &n, info, err, errlen);
+	close(fd);
+	free(buf);
+	return r;
+}
+
+/* ---- libcryptsetup loads the bytes the check read, never the disk's header again ----
+ *
+ * The disk belongs to the host, which can answer two reads of the same sector differently:
+ * checking one read and letting libcryptsetup read the header again (crypt_init on the disk,
+ * crypt_load) loads whatever the second read returns. So libcryptsetup never gets the disk as
+ * its header device. It gets a detached header (crypt_init_data_device): a memfd holding the
+ * bytes classify_fd read and checked (both copies, as read), and the keyslot areas the
+ * checked JSON names, read once right after at the same offsets; the disk is only its data
+ * device. What libcryptsetup 2.6 reads of the header, it reads from the metadata device: the
+ * load (crypt_load, both copies and the secondary scan), the recovery of a damaged copy
+ * (crypt_repair), the keyslot areas when a key is checked, and the sequence-number check
+ * before a write (which metadata locking off skips anyway). Of the data device it reads only
+ * the size and, for an integrity segment, the dm-integrity superblock the kernel reads too.
+ * Its header writes (the token, the repair) land in the memfd; hdr_write_back copies them to
+ * the disk. Keyslot areas are decrypted through AF_ALG (algif_skcipher is in the initrd); the
+ * fallback, a temporary dm-crypt mapping, needs a block device and would fail on the memfd,
+ * not read the disk. Formatting is the one exception, and safe: crypt_format writes a new
+ * header without reading the old one, and the handle keeps the header it made in memory. */
+
+/* Frees the handle and the detached header. */
+static void hdr_drop(struct disk *d)
+{
+	if (d->cd)
+		crypt_free(d->cd);
+	d->cd = NULL;
+	if (d->hdr_fd > 0)
+		close(d->hdr_fd - 1);
+	d->hdr_fd = 0;
+	d->hdr_area = 0;
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t len, off_t off)
+{
+	while (len) {
+		ssize_t w = pwrite(fd, p, len, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		len -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+/* Copies [from, to) of in to the same offsets of out, through buf (cap bytes). */
+static int copy_range(int in, int out, uint64_t from, uint64_t to, uint8_t *buf, size_t cap)
+{
+	while (from < to) {
+		size_t want = to - from < cap ? (size_t)(to - from) : cap;
+		ssize_t n = pread(in, buf, want, (off_t)from);
+		int r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		if ((r = pwrite_all(out, buf, (size_t)n, (off_t)from)) < 0)
+			return r;
+		from += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void hdr_dev_path(const struct disk *d, char *out, size_t len)
+{
+	snprintf(out, len, "/proc/self/fd/%d", d->hdr_fd - 1);
+}
+
+/* One read of the disk's headers, checked; when its state is load_if, libcryptsetup gets
+ * exactly those bytes as a detached header (d->cd, d->hdr_fd). want >= 0: any other state is
+ * refused with -ESTALE. Returns the enum disk_state or a negative errno with one line
+ * in err; nothing is written to the disk. */
+static int read_checked(struct disk *d, int want, int load_if, struct luks2_info *info, char *err,
+			size_t errlen)
+{
+	struct luks2_info local = {0};
+	char hp[32];
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	uint64_t size;
+	int fd, mfd = -1, r, st;
+
+	hdr_drop(d);
+	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return r = -errno, errbuf_set(err, errlen, "%s: %s", d->path, strerror(-r)), r;
+	st = r = classify_fd(fd, d->path, &buf, &n, &local, err, errlen);
+	if (r >= 0 && want >= 0 && r != want)
+		r = (errbuf_set(err, errlen, "the header changed since it was read"), -ESTALE);
+	if (r < 0 || r != load_if || r == DISK_NEW)
+		goto out;
+	size = 2 * local.hdr_size + local.keyslots_size;
+	mfd = memfd_create("luks2-header", MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, (off_t)(size > n ? size : n)) < 0 ||
+	    (r = pwrite_all(mfd, buf, n, 0)) < 0 ||
+	    (local.areas_end > n &&
+	     (r = copy_range(fd, mfd, n, local.areas_end, buf, 2 * (size_t)LUKS2_HDR_MAX)) < 0)) {
+		r = r < 0 ? r : -errno;
+		errbuf_set(err, errlen, "copying the checked header: %s", strerror(-r));
+		goto out;
+	}
+	d->hdr_fd = mfd + 1;
+	d->hdr_area = size;
+	mfd = -1;
+	hdr_dev_path(d, hp, sizeof hp);
+	r = crypt_init_data_device(&d->cd, hp, d->path);
+	if (r == 0) {
+		crypt_metadata_locking(d->cd, 0); /* the agent is the only user of the disk */
+		r = crypt_load(d->cd, CRYPT_LUKS2, NULL);
+	} else
+		d->cd = NULL;
+	if (r < 0) {
+		errbuf_set(err, errlen, "loading the checked LUKS2 header: %s", strerror(-r));
+		hdr_drop(d);
+		goto out;
+	}
+	r = st;
+out:
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	free(buf);
+	if (info && r >= 0)
+		*info = local;
+	return r;
+}
 /* The UUID as the join service derives the key from it: lowercase. */
 static void set_uuid(struct disk *d, const char *uuid)
 {
@@ -186,24 +332,46 @@ static void set_uuid(struct disk *d, const char *uuid)
 	d->uuid[i] = '\0';
 }
 
-/* The header into a libcryptsetup handle, right after a check of ours passed; quiet: the
- * caller logs. */
-static int load_checked(struct disk *d)
+/* The header libcryptsetup holds written to the disk: every part of the memfd that holds data
+ * (the copies as read and as libcryptsetup rewrote them, the keyslot areas) within the
+ * metadata area, which ends at or before the data segment (a damaged header had the whole
+ * 8 MiB read; beyond the area nothing is written back), in offset order (primary before
+ * secondary, as libcryptsetup writes them), then synced. */
+static int hdr_write_back(struct disk *d)
 {
-	int r;
+	const size_t cap = 1u << 20;
+	uint8_t *buf = NULL;
+	off_t pos = 0, end;
+	int fd, r = 0;
 
-	if ((r = crypt_init(&d->cd, d->path)) < 0)
-		return d->cd = NULL, r;
-	crypt_metadata_locking(d->cd, 0); /* the agent is the only user of the disk */
-	if ((r = crypt_load(d->cd, CRYPT_LUKS2, NULL)) < 0) {
-		crypt_free(d->cd);
-		d->cd = NULL;
+	if (d->hdr_fd <= 0)
+		return -EBADF;
+	fd = open(d->path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!(buf = malloc(cap)))
+		r = -ENOMEM;
+	while (r == 0 && (uint64_t)pos < d->hdr_area &&
+	       (pos = lseek(d->hdr_fd - 1, pos, SEEK_DATA)) >= 0) {
+		if ((end = lseek(d->hdr_fd - 1, pos, SEEK_HOLE)) < 0)
+			r = -errno;
+		else if ((uint64_t)pos < d->hdr_area)
+			r = copy_range(d->hdr_fd - 1, fd, (uint64_t)pos,
+				       (uint64_t)end < d->hdr_area ? (uint64_t)end : d->hdr_area,
+				       buf, cap);
+		pos = end;
 	}
+	if (r == 0 && pos < 0 && errno != ENXIO)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	free(buf);
 	return r;
 }
 
-/* Loads the header into a libcryptsetup handle after checking it again: between our check and
- * libcryptsetup's read nothing else runs on this disk. A handle disk_open loaded is kept. */
+/* Loads the header into a libcryptsetup handle from a fresh read that passes the check and
+ * still says want. A handle disk_open loaded is kept. */
 static int load(struct disk *d, enum disk_state want)
 {
 	char err[256];
@@ -211,13 +379,9 @@ static int load(struct disk *d, enum disk_state want)
 
 	if (d->cd)
 		return 0;
-	r = disk_classify(d->path, NULL, err, sizeof err);
+	r = read_checked(d, (int)want, (int)want, NULL, err, sizeof err);
 	if (r < 0)
 		return log_error("disk: %s: refused: %s", d->path, err), r;
-	if (r != (int)want)
-		return log_err(-ESTALE, "disk: %s: header changed since it was read", d->path);
-	if ((r = load_checked(d)) < 0)
-		return log_err(r, "disk: %s: loading the LUKS2 header", d->path);
 	return 0;
 }
 
@@ -234,7 +398,11 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 	strcpy(d->path, path);
 	strcpy(d->name, name ? name : DISK_MAPPING);
 	d->kdf = kdf;
-	r = disk_classify(path, &info, err, sizeof err);
+	/* An initialized disk is unlocked next (the reboot path): libcryptsetup gets the checked
+	 * bytes now, from this one read, instead of a second read at the unlock (~20 ms of the
+	 * rejoin's activate phase under TCG). A new or not-initialized disk is formatted next:
+	 * nothing to load. */
+	r = read_checked(d, -1, DISK_INITIALIZED, &info, err, sizeof err);
 	if (r < 0) {
 		log_error("disk: %s: refused: %s", path, err);
 		return r;
@@ -242,12 +410,6 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 	d->state = (enum disk_state)r;
 	d->damaged = r != DISK_NEW && info.damaged;
 	set_uuid(d, info.uuid);
-	/* An initialized disk is unlocked next (the reboot path): libcryptsetup reads the header
-	 * now, right after the check, instead of both again at the unlock (~20 ms of the rejoin's
-	 * activate phase under TCG). Failing here is not final: disk_unlock checks and loads
-	 * again and gives the one error line. */
-	if (r == DISK_INITIALIZED && load_checked(d) < 0)
-		log_debug("disk: %s: header not loaded at open; again at the unlock", path);
 	if (d->damaged)
 		log_warn("disk: %s: one LUKS2 header copy is missing or damaged; the intact copy "
 			 "decides",
@@ -255,11 +417,14 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
 	return r;
 }
 
-static int set_token(struct crypt_device *cd, int initialized)
+static int set_token(struct disk *d, int initialized)
 {
-	/* One header write replaces token 0: no moment without a token. */
-	int r = crypt_token_json_set(cd, 0, token_json[!!initialized]);
+	/* One header write replaces token 0: no moment without a token. A detached header is
+	 * then written to the disk. */
+	int r = crypt_token_json_set(d->cd, 0, token_json[!!initialized]);
 
+	if (r >= 0 && d->hdr_fd > 0)
+		r = hdr_write_back(d);
 	return r < 0 ? r : 0;
 }
 
@@ -336,10 +501,7 @@ int disk_format(struct disk *d)
 	if (r == DISK_INITIALIZED || d->state == DISK_INITIALIZED)
 		return log_err(-EEXIST, "disk: %s: refusing to format an initialized disk",
 			       d->path);
-	if (d->cd) {
-		crypt_free(d->cd);
-		d->cd = NULL;
-	}
+	hdr_drop(d);
 	secret_free(d->pass);
 	if ((r = secret_random(DISK_KEY_LEN, &d->pass)) < 0)
 		return log_err(r, "disk: random passphrase");
@@ -370,7 +532,7 @@ int disk_format(struct disk *d)
 	else if ((r = wipe(d)) < 0)
 		return r;
 	/* Only now is the disk usable; before this a power cut leaves no token: new again. */
-	if ((r = set_token(d->cd, 0)) < 0)
+	if ((r = set_token(d, 0)) < 0)
 		return log_err(r, "disk: %s: writing token 0", d->path);
 	r = d->no_dm ? 0
 		     : crypt_activate_by_passphrase(d->cd, d->name, 0, (const char *)d->pass->bytes,
@@ -425,7 +587,7 @@ int disk_mark_initialized(struct disk *d)
 	if (d->pass || !d->cd)
 		return log_err(-EINVAL, "disk: %s: keyslot 0 does not hold the cluster's key yet",
 			       d->path);
-	if ((r = set_token(d->cd, 1)) < 0)
+	if ((r = set_token(d, 1)) < 0)
 		return log_err(r, "disk: %s: marking the disk initialized", d->path);
 	d->state = DISK_INITIALIZED;
 	log_info("disk: %s: disk initialized", d->path);
@@ -447,22 +609,32 @@ int disk_check_key(struct disk *d, const void *key, size_t len)
 }
 
 /* The damaged header copy rewritten from the intact one, once the key has opened the disk:
- * libcryptsetup skips its own recovery with locking disabled; crypt_repair does it. */
+ * libcryptsetup skips its own recovery with locking disabled; crypt_repair does it, on the
+ * detached header (the checked bytes), and hdr_write_back puts the result on the disk, which
+ * is then read and checked again. */
 static void repair(struct disk *d)
 {
 	struct crypt_device *cd;
-	char err[256];
+	char err[256] = "", hp[32];
 	int r;
 
 	if (!d->damaged)
 		return;
 	d->damaged = 0;
-	if ((r = crypt_init(&cd, d->path)) == 0) {
+	if (d->hdr_fd <= 0) {
+		r = -EBADF;
+		goto out;
+	}
+	hdr_dev_path(d, hp, sizeof hp);
+	if ((r = crypt_init_data_device(&cd, hp, d->path)) == 0) {
 		r = crypt_repair(cd, CRYPT_LUKS2, NULL);
 		crypt_free(cd);
 	}
+	if (r == 0)
+		r = hdr_write_back(d);
 	if (r == 0 && (r = disk_classify(d->path, NULL, err, sizeof err)) != DISK_INITIALIZED)
 		r = r < 0 ? r : -EIO;
+out:
 	if (r < 0)
 		log_warn("disk: %s: the damaged LUKS2 header copy was not repaired (%s); the "
 			 "intact copy stays in use",
@@ -526,7 +698,7 @@ int disk_reset(const char *path)
 		return 0; /* nothing to reset */
 	if ((r = load(&d, d.state)) < 0)
 		return r;
-	r = set_token(d.cd, 0);
+	r = set_token(&d, 0);
 	disk_close(&d);
 	if (r < 0)
 		return log_err(r, "disk: %s: resetting token 0", path);
@@ -536,9 +708,7 @@ int disk_reset(const char *path)
 
 void disk_close(struct disk *d)
 {
-	if (d->cd)
-		crypt_free(d->cd);
-	d->cd = NULL;
+	hdr_drop(d);
 	secret_free(d->pass);
 	d->pass = NULL;
 }

@@ -182,8 +182,11 @@ int join_request_build(const struct join_request *jr, struct p256_key *key, uint
 /* The kubelet key as PEM "EC PRIVATE KEY" (SEC1); its length or -errno. */
 int kubelet_key_pem(const struct p256_key *key, char *pem, size_t cap);
 /* The principals of §5.4.1: every non-loopback interface address, then the host name; at
- * most max, each in a 64-byte slot. Returns the count. */
-int host_principals(char (*out)[64], int max);
+ * most max, each in a 64-byte slot. Returns the count. hostname: the name the node will
+ * have (the node sets its hostname only at the handover, after the join and the init's
+ * certificates: the kernel's until then is "(none)"); NULL: gethostname() (the host
+ * commands, which run on a named host). */
+int host_principals(const char *hostname, char (*out)[64], int max);
 
 /* ---- the host commands (join.c, init.c, recover.c) ---- */
 struct join_params {

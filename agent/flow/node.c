@@ -198,7 +198,7 @@ static int write_ssh_certs(struct node *n, const uint8_t seed[32], const char *c
 	struct ssh_key ca;
 	char line[160], cert[4096], pr[16][64];
 	const char *pp[48];
-	int np = host_principals(pr, 16), r = -EIO;
+	int np = host_principals(n->kube_name, pr, 16), r = -EIO;
 	size_t cnt = 0;
 
 	for (int i = 0; i < np; i++)

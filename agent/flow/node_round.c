@@ -95,7 +95,7 @@ static int call_join(struct node *n, const char *ep, int fd, struct grpc_result 
 	uint8_t req[4096];
 	size_t len;
 	struct p256_key key;
-	int np = host_principals(pr, 16), r, k;
+	int np = host_principals(n->kube_name, pr, 16), r, k;
 	struct join_request jr = {.name = n->self.name,
 				  .disk_uuid = n->disk.uuid,
 				  .ip = n->self.vpc_ip,

@@ -257,7 +257,7 @@ int kubelet_key_pem(const struct p256_key *key, char *pem, size_t cap)
 	return r;
 }
 
-int host_principals(char (*out)[64], int max)
+int host_principals(const char *hostname, char (*out)[64], int max)
 {
 	struct ifaddrs *ifa, *i;
 	int n = 0;
@@ -279,7 +279,10 @@ int host_principals(char (*out)[64], int max)
 		}
 		freeifaddrs(ifa);
 	}
-	if (n < max && gethostname(out[n], 64) == 0 && out[n][0]) {
+	if (n < max && hostname && hostname[0]) {
+		snprintf(out[n], 64, "%s", hostname);
+		n++;
+	} else if (n < max && !hostname && gethostname(out[n], 64) == 0 && out[n][0]) {
 		out[n][63] = '\0';
 		n++;
 	}

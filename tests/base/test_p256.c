@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <bearssl.h>
+#include <gmp.h>
 
 #include "base/base.h"
 #include "base/p256.h"
@@ -226,4 +227,38 @@ TEST(p256_presigned_signatures_verify_and_are_used_once)
 		CHECK(!k.pre[0].ready);
 		p256_wipe(&k);
 	}
+}
+
+/* The allocation below must fail with NULL, not end the binary in ASan's report. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+static void *(*real_alloc)(size_t);
+static void *failing_alloc(size_t n)
+{
+	(void)n;
+	return real_alloc((size_t)1 << 62); /* more than the static block and any malloc */
+}
+
+/* hogweed's scratch (the GMP allocator) could not be had: p256_generate returns -ENOMEM, as
+ * a server handshake then fails, instead of mini-gmp's abort() in PID 1; the next key works. */
+TEST(p256_generate_returns_enomem_when_hogweeds_scratch_cannot_be_allocated)
+{
+	void *(*a)(size_t), *(*r)(void *, size_t, size_t);
+	void (*f)(void *, size_t);
+	struct p256_key k;
+	int rc;
+
+	CHECK(p256_generate(&k) == 0); /* p256.c's allocator installed */
+	mp_get_memory_functions(&a, &r, &f);
+	real_alloc = a;
+	mp_set_memory_functions(failing_alloc, r, f);
+	rc = p256_generate(&k);
+	mp_set_memory_functions(a, r, f);
+	CHECK(rc == -ENOMEM);
+	CHECK(p256_generate(&k) == 0);
+	p256_wipe(&k);
 }

@@ -598,3 +598,58 @@ TEST(supervise_kills_a_stale_child_that_ignores_sigterm_and_starts_it_again)
 	CHECK(count_lines(at("starts")) == 2);
 	teardown();
 }
+
+/* ---- a program's output on the console (issue 23) ---- */
+
+/* A program's stdout and stderr reach the console as lines "name: text": escape sequences
+ * and other control characters replaced, a 5000-byte line cut to 1024 bytes, stderr too. */
+TEST(supervise_filters_a_programs_output_to_the_console)
+{
+	const char *argv[] = {NULL, NULL};
+	struct sv_child c = {.name = "chatty", .argv = argv, .policy = SV_ONCE};
+	struct supervisor s = {.children = &c, .n = 1, .backoff_min_ms = 50, .backoff_max_ms = 200};
+	static char out[65536];
+	sigset_t old;
+	int fd, saved, n = -1, longest = 0, cur = 0, ctl = 0;
+
+	setup();
+	argv[0] = script("chatty", "printf '\\033[2J\\033]0;owned\\007hello\\n'\n"
+				   "head -c 5000 /dev/zero | tr '\\0' x\necho\n"
+				   "echo 'to stderr' >&2\nprintf 'no newline'\n");
+	fd = open(at("console"), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	saved = dup(STDERR_FILENO);
+	CHECK(fd >= 0 && saved >= 0);
+	dup2(fd, STDERR_FILENO); /* the console the child inherits */
+	block_signals(&old);
+	supervise_run(&s, now_ms() + 300);
+	/* the filter ends when the program's output closes; it is an orphan we reap */
+	for (int i = 0; i < 100 && (n < 0 || !strstr(out, "chatty: no newline")); i++) {
+		usleep(20000);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		n = slurp(at("console"), out, sizeof out);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(fd);
+	for (int i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)out[i];
+
+		if (ch == '\n') {
+			longest = cur > longest ? cur : longest;
+			cur = 0;
+			continue;
+		}
+		cur++;
+		ctl += ch < 0x20 || ch == 0x7f;
+	}
+	CHECK(n > 0);
+	CHECK(ctl == 0);
+	CHECK(strstr(out, "chatty: ?[2J?]0;owned?hello\n"));
+	CHECK(strstr(out, "chatty: to stderr\n"));
+	CHECK(strstr(out, "chatty: no newline\n"));
+	CHECK(strstr(out, "xxx...\n"));
+	CHECK(longest <= 1024 + 40);
+	teardown();
+}
