@@ -110,8 +110,9 @@ int cloud_state_disk(const struct cloud *cl, char *out, size_t cap)
 				 cl->ops->disk_wanted);
 		poll(NULL, 0, 250);
 	}
-	return log_err(-ENOENT, "disk: no state disk after %d s: looked for %s under %s/block",
-		       cl->disk_wait_ms / 1000, cl->ops->disk_wanted, cl->sys);
+	log_error("disk: no state disk after %d s: looked for %s under %s/block",
+		  cl->disk_wait_ms / 1000, cl->ops->disk_wanted, cl->sys);
+	return -ENOENT;
 }
 
 int cloud_first_boot(const struct cloud *cl)

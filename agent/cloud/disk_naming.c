@@ -310,6 +310,11 @@ int disk_scan_azure(const struct cloud *cl, char *out, size_t cap)
 			EXPLAIN(cl, "disk: %s: vendor '%s', not Msft", b, v);
 			continue;
 		}
+		attr(cl, b, "device/model", v, sizeof v);
+		if (strcmp(v, "Virtual Disk")) {
+			EXPLAIN(cl, "disk: %s: model '%s', not Virtual Disk", b, v);
+			continue;
+		}
 		snprintf(path, sizeof path, "%s/block/%s/device", cl->sys, b);
 		if (!realpath(path, real)) {
 			EXPLAIN(cl, "disk: %s: no SCSI device", b);
