@@ -50,6 +50,7 @@ int cloud_http(const struct cloud *cl, const char *method, const char *url, cons
 		poll(NULL, 0, wait);
 		wait *= 2;
 	}
-	return log_err(r, "%s: %s %.200s: %s", cl->ops->name, method ? method : "GET", url,
-		       err[0] ? err : "no time left");
+	log_error("%s: %s %.200s: %s", cl->ops->name, method ? method : "GET", url,
+		  err[0] ? err : "no time left");
+	return r;
 }

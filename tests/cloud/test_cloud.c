@@ -7,6 +7,7 @@
 
 #include "cloud/cloud.h"
 #include "harness.h"
+#include "net/net.h"
 
 TEST(cloud_select_maps_stackit_and_refuses_an_unknown_csp)
 {
@@ -173,4 +174,30 @@ TEST(azure_goal_state_and_health_report)
 	CHECK(azure_health_xml(&gs, why, xml, sizeof xml) > 0); /* 512 characters of it */
 	CHECK(strstr(xml, "&amp;</Description>") && !strstr(xml, "&amp&"));
 	CHECK(azure_health_xml(&gs, NULL, xml, 100) == -ENOSPC);
+}
+
+TEST(http_request_refuses_header_lines_that_could_split_the_request)
+{
+	struct http_response resp;
+	char err[160] = "";
+	static const char *bad[] = {
+	    "X-aws-ec2-metadata-token: a\r\nInjected: 1",   /* no CRLF at the end */
+	    "X-aws-ec2-metadata-token: a\nInjected: 1\r\n", /* a bare LF */
+	    "X-aws-ec2-metadata-token: a\rb\r\n",	    /* a bare CR */
+	    "no colon\r\n",
+	    ": empty name\r\n",
+	};
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct http_req rq = {"GET", bad[i], NULL, 0};
+
+		CHECK(http_request("http://127.0.0.1:9/", &rq, 1000, 100, &resp, err, sizeof err) ==
+		      -EINVAL);
+	}
+	{
+		struct http_req rq = {"GE T", NULL, NULL, 0};
+
+		CHECK(http_request("http://127.0.0.1:9/", &rq, 1000, 100, &resp, err, sizeof err) ==
+		      -EINVAL);
+	}
 }

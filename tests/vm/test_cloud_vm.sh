@@ -11,7 +11,6 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 work=$(mktemp -d /tmp/constel-cloudvm-XXXXXX)
-logs=$work
 . qemu-tests/lib-node.sh
 . qemu-tests/netns.sh
 ns=constel-cloud-$$
@@ -36,11 +35,13 @@ hash=$(cat "$work/ws/init-secret.bcrypt")
 boot() {
 	local csp=$1 case=$2 kill=$3 pid
 	shift 3
-	netns_exec "$ns" python3 tests/cloud/fake_cloud.py --csp "$csp" --log "$work/$case.fake" \
+	# ip execs python: $! is the fake's own PID
+	ip netns exec "$ns" python3 tests/cloud/fake_cloud.py --csp "$csp" --log "$work/$case.fake" \
 		--set name=worker-0 --set ip="$ip" --set incarnation=21 --set init_secret_hash="$hash" \
 		>"$work/$case.ready" 2>"$work/$case.fake.err" &
 	pid=$!
 	for _ in $(seq 100); do [ -s "$work/$case.ready" ] && break; sleep 0.1; done
+	[ -s "$work/$case.ready" ] || { fail "${case//-/_}_fake" "$(tail -1 "$work/$case.fake.err")"; return; }
 	rm -f "$work/worker-0.raw"
 	NODE_NETNS=$ns node_vm worker-0 "$case" 300 --initrd "$initrd" --kill-on "$kill" \
 		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.join=$NODE_LB:30090 constel.reboot-delay=1 $*"
