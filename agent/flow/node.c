@@ -60,11 +60,30 @@ static int state_write(struct node *n, const char *rel, const void *data, size_t
 /* The end of a fatal error: the reason, the reset of the disk when we formatted it and got
  * past the lock, the delay (a shutdown signal cuts it short), the reboot. In host mode it
  * returns -EIO. */
+/* The reason a cloud shows its user: why, and the last error line before it (the place that
+ * gave up says precisely what failed). Log lines never hold secrets. */
+static void failure_reason(const char *why, char *out, size_t cap)
+{
+	static char ring[LOG_RING_SIZE];
+	size_t n = log_ring_copy(ring, sizeof ring - 1);
+	char *last = NULL, *e;
+
+	ring[n] = 0;
+	for (char *p = ring; (p = strstr(p, ": error: ")); p++)
+		last = p + 9;
+	if (last && (e = strchr(last, '\n')))
+		*e = 0;
+	snprintf(out, cap, "%s%s%s", why, last ? ": " : "", last ? last : "");
+}
+
 static int node_fatal(struct node *n, int reset, const char *why)
 {
+	char reason[512];
+
+	failure_reason(why, reason, sizeof reason);
 	log_error("fatal: %s", why);
 	if (!n->ready && n->ops == &node_pid1_ops)
-		cloud_report_failure(&n->cloud, why); /* Azure: NotReady with the reason */
+		cloud_report_failure(&n->cloud, reason); /* Azure: NotReady with the reason */
 	if (reset && n->disk.path[0]) {
 		if (disk_reset(n->disk.path) == 0)
 			log_error(

@@ -69,7 +69,7 @@ fi
 boot azure cloud-azure-fail 'azure: reported ' constel.state-disk=/dev/nothing
 t=cloud_vm_azure_boot_failing_before_the_join_reports_not_ready
 if says cloud-azure-fail 'NotReady (ProvisioningFailed)' &&
-	grep -q '"description": "no state disk"' "$work/cloud-azure-fail.fake"; then
+	grep -q '"description": "no state disk: disk: state disk /dev/nothing: No such file or directory"' "$work/cloud-azure-fail.fake"; then
 	pass $t
 else
 	fail $t "$(tail_log cloud-azure-fail)"
