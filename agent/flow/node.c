@@ -57,9 +57,6 @@ static int state_write(struct node *n, const char *rel, const void *data, size_t
 	return 0;
 }
 
-/* The end of a fatal error: the reason, the reset of the disk when we formatted it and got
- * past the lock, the delay (a shutdown signal cuts it short), the reboot. In host mode it
- * returns -EIO. */
 /* The reason a cloud shows its user: why, and the last error line before it (the place that
  * gave up says precisely what failed). Log lines never hold secrets. */
 static void failure_reason(const char *why, char *out, size_t cap)
@@ -76,13 +73,18 @@ static void failure_reason(const char *why, char *out, size_t cap)
 	snprintf(out, cap, "%s%s%s", why, last ? ": " : "", last ? last : "");
 }
 
+/* The end of a fatal error: the reason, the reset of the disk when we formatted it and got
+ * past the lock, the delay (a shutdown signal cuts it short), the reboot. In host mode it
+ * returns -EIO. */
 static int node_fatal(struct node *n, int reset, const char *why)
 {
+	int report = !n->ready && n->ops == &node_pid1_ops;
 	char reason[512];
 
-	failure_reason(why, reason, sizeof reason);
+	if (report)
+		failure_reason(why, reason, sizeof reason);
 	log_error("fatal: %s", why);
-	if (!n->ready && n->ops == &node_pid1_ops)
+	if (report)
 		cloud_report_failure(&n->cloud, reason); /* Azure: NotReady with the reason */
 	if (reset && n->disk.path[0]) {
 		if (disk_reset(n->disk.path) == 0)
