@@ -60,6 +60,7 @@ INSTANCE = {
 LOG_LOCK = threading.Lock()
 TOKENS = {}  # IMDSv2 token -> expiry (monotonic)
 HEALTH = []  # the wireserver's reports, as parsed
+BUSY = [0]  # the first requests answered 503 (--busy N)
 
 
 class Reply(Exception):
@@ -266,6 +267,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         try:
+            with LOG_LOCK:
+                busy = BUSY[0] > 0
+                BUSY[0] -= busy
+            if busy:  # every cloud's endpoint answers 503 when it is overloaded
+                raise Reply(503, "Service Unavailable")
             ROUTES[self.server.csp](self, self.command, path, query, body)
             r = Reply(500, "no answer")
         except Reply as e:
@@ -302,7 +308,9 @@ def main():
     ap.add_argument("--listen", action="append", help="ADDR:PORT (default: the cloud's)")
     ap.add_argument("--log", default="/dev/null")
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE of the instance")
+    ap.add_argument("--busy", type=int, default=0, help="answer the first N requests with 503")
     a = ap.parse_args()
+    BUSY[0] = a.busy
     for kv in a.set:
         k, _, v = kv.partition("=")
         INSTANCE[k] = v

@@ -21,7 +21,7 @@ work=$1 fake=$2 csp=$3
 shift 3
 ip link set lo up
 ip addr add 169.254.169.254/32 dev lo && ip addr add 168.63.129.16/32 dev lo || exit 3
-python3 "$fake" --csp "$csp" --log "$work/$csp.log" --set incarnation=13 >"$work/$csp.ready" 2>"$work/$csp.fake.err" &
+python3 "$fake" --csp "$csp" --log "$work/$csp.log" --set incarnation=13 ${FAKE_ARGS:-} >"$work/$csp.ready" 2>"$work/$csp.fake.err" &
 f=$!
 for _ in $(seq 100); do [ -s "$work/$csp.ready" ] && break; sleep 0.1; done
 "$@"
@@ -149,4 +149,27 @@ if [ "$(cat "$work/os.rc" 2>/dev/null)" = 0 ] &&
 	pass $t
 else
 	fail $t "$(cat "$work/os.out" "$work/os.err" 2>/dev/null | tail -5)"
+fi
+
+# ---- the client's retries: an endpoint answering 503 twice, then one that stays busy ----
+cat >"$work/busy.sh" <<SH
+"$agent" metadata --csp gcp >"$work/busy.out" 2>"$work/busy.err"; echo \$? >"$work/busy.rc"
+SH
+rm -f "$work/gcp.log"
+FAKE_ARGS="--busy 2" inns gcp bash "$work/busy.sh"
+t=endpoint_calls_retry_a_busy_endpoint
+if [ "$(cat "$work/busy.rc")" = 0 ] && [ "$(grep -c '"status": 503' "$work/gcp.log")" = 2 ] &&
+	grep -q '^self constel-worker-0 ' "$work/busy.out"; then
+	pass $t
+else
+	fail $t "$(tail -2 "$work/busy.err")"
+fi
+rm -f "$work/gcp.log"
+FAKE_ARGS="--busy 1000" inns gcp bash "$work/busy.sh"
+t=endpoint_calls_give_up_after_5_tries_in_one_line
+if [ "$(cat "$work/busy.rc")" = 1 ] && [ "$(grep -c '"status": 503' "$work/gcp.log")" = 5 ] &&
+	[ "$(grep -c 'error:' "$work/busy.err")" = 1 ] && grep -q 'instance/name: HTTP 503' "$work/busy.err"; then
+	pass $t
+else
+	fail $t "$(grep -c '"status": 503' "$work/gcp.log") tries: $(tail -2 "$work/busy.err")"
 fi
