@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cloud/cloud.h"
+#include "flow/node.h"
 #include "harness.h"
 #include "net/net.h"
 
@@ -200,4 +201,20 @@ TEST(http_request_refuses_header_lines_that_could_split_the_request)
 		CHECK(http_request("http://127.0.0.1:9/", &rq, 1000, 100, &resp, err, sizeof err) ==
 		      -EINVAL);
 	}
+}
+
+TEST(command_line_csp_stackit_is_openstack_and_an_unknown_one_is_refused)
+{
+	struct node_config c;
+	char arena[512], err[160];
+
+	node_config_defaults(&c);
+	CHECK(!c.metadata); /* the cloud's own endpoint */
+	CHECK(node_config_cmdline(&c, "constel.csp=stackit", arena, sizeof arena, err,
+				  sizeof err) == 0);
+	CHECK(!strcmp(c.csp, "openstack"));
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, "constel.csp=vmware", arena, sizeof arena, err, sizeof err) ==
+	      -EINVAL);
+	CHECK(strstr(err, "constel.csp=vmware is not one of") && !strchr(err, '\n'));
 }
