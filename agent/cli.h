@@ -57,6 +57,8 @@ int cmd_disk_prepare(const struct cli *c);	/* disk-prepare */
 int cmd_net_dhcp(const struct cli *c);		/* net-dhcp */
 int cmd_metadata(const struct cli *c);		/* metadata */
 int cmd_install_component(const struct cli *c); /* install-component */
+int cmd_state_disk(const struct cli *c);	/* state-disk */
+int cmd_azure_ready(const struct cli *c);	/* azure-ready */
 int cmd_node(const struct cli *c);		/* node (host mode) */
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "boot/boot.h"
 #include "base/base.h"
 #include "cli.h"
+#include "cloud/cloud.h"
 #include "disk/disk.h"
 #include "flow/flow.h"
 #include "flow/node.h"
@@ -384,11 +386,41 @@ int cmd_net_dhcp(const struct cli *c)
 	return EXIT_OK;
 }
 
+/* What a cloud's node-local endpoint says of the node: each line, or why not. */
+static int cloud_identity(const char *csp, const char *url)
+{
+	struct cloud cl;
+	struct md_instance self;
+	char err[256], uid[128], hash[128];
+	int r;
+
+	if (cloud_select(csp, url, &cl, err, sizeof err) < 0)
+		return usage_error("metadata", err);
+	if (cloud_self(&cl, &self) < 0)
+		return EXIT_FAILURE_RUN;
+	printf("self %s %s %s %s\n", self.name,
+	       self.no_role	    ? "unknown"
+	       : self.control_plane ? "control-plane"
+				    : "worker",
+	       self.vpc_ip, self.provider_id);
+	r = cloud_uid(&cl, uid, sizeof uid);
+	printf("uid %s\n", r == 0	      ? uid
+			   : r == -EOPNOTSUPP ? "(needs the cloud's API)"
+					      : "(failed)");
+	r = cloud_init_secret_hash(&cl, hash, sizeof hash);
+	printf("init-secret-hash %.7s%s\n", r == 0 ? hash : "",
+	       r == 0		  ? "..."
+	       : r == -EOPNOTSUPP ? "(needs the cloud's API)"
+				  : "(failed)");
+	return r == 0 || r == -EOPNOTSUPP ? EXIT_OK : EXIT_FAILURE_RUN;
+}
+
 int cmd_metadata(const struct cli *c)
 {
-	const char *url = "http://10.42.0.1:8080";
+	const char *url = NULL, *csp = NULL;
 	struct opt opts[] = {
 	    {"url", &url, 0},
+	    {"csp", &csp, 0},
 	    {NULL, NULL, 0},
 	};
 	struct md_instance self, peers[16];
@@ -397,6 +429,10 @@ int cmd_metadata(const struct cli *c)
 
 	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
 		return usage_error(c->command, err);
+	if (csp && strcmp(csp, "qemu"))
+		return cloud_identity(csp, url);
+	if (!url)
+		url = CLOUD_QEMU_URL;
 	if (md_self(url, &self) < 0 || md_peers(url, peers, 16, &n) < 0 ||
 	    md_endpoint(url, endpoint, sizeof endpoint) < 0 ||
 	    md_init_secret_hash(url, hash, sizeof hash) < 0)
@@ -503,7 +539,7 @@ int cmd_node(const struct cli *c)
 		return usage_error(c->command,
 				   "option --name: lowercase letters, digits, '-', '_'");
 	/* the metadata URL, the role and the endpoints are checked as the command line's */
-	snprintf(cmdline, sizeof cmdline, "constel.metadata=%s%s%s%s%s", md ? md : cfg.metadata,
+	snprintf(cmdline, sizeof cmdline, "constel.metadata=%s%s%s%s%s", md ? md : CLOUD_QEMU_URL,
 		 role ? " constel.role=" : "", role ? role : "", join ? " constel.join=" : "",
 		 join ? join : "");
 	if (node_config_cmdline(&cfg, cmdline, arena, sizeof arena, err, sizeof err) < 0)
@@ -559,4 +595,53 @@ int cmd_node(const struct cli *c)
 		sv_close(&sv);
 	}
 	return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+}
+
+/* The state disk as the boot finds it by the cloud's naming; each disk looked at in a line. */
+int cmd_state_disk(const struct cli *c)
+{
+	const char *csp = NULL, *sys = "/sys", *dev = "/dev", *wait = "0";
+	struct opt opts[] = {
+	    {"csp", &csp, 1},	{"sys", &sys, 0}, {"dev", &dev, 0},
+	    {"wait", &wait, 0}, {NULL, NULL, 0},
+	};
+	struct cloud cl;
+	char err[256], path[PATH_MAX];
+	int w;
+
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0 ||
+	    parse_int(wait, "wait", 0, 3600, " seconds", &w, err, sizeof err) < 0 ||
+	    cloud_select(csp, NULL, &cl, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	cl.sys = sys;
+	cl.dev = dev;
+	cl.disk_wait_ms = w * 1000;
+	cl.explain = 1;
+	if (cloud_state_disk(&cl, path, sizeof path) < 0)
+		return EXIT_FAILURE_RUN;
+	printf("%s\n", path);
+	return EXIT_OK;
+}
+
+/* Azure's provisioning report, as the boot sends it. */
+int cmd_azure_ready(const struct cli *c)
+{
+	const char *url = NULL, *why = NULL, *timeout = "10";
+	struct opt opts[] = {
+	    {"wireserver", &url, 1},
+	    {"not-ready", &why, 0},
+	    {"timeout", &timeout, 0},
+	    {NULL, NULL, 0},
+	};
+	struct cloud cl;
+	char err[256];
+
+	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0 ||
+	    cloud_select("azure", NULL, &cl, err, sizeof err) < 0 ||
+	    parse_ms(timeout, "timeout", 600, &cl.timeout_ms, err, sizeof err) < 0)
+		return usage_error(c->command, err);
+	if (strncmp(url, "http://", 7))
+		return usage_error(c->command, "option --wireserver: an http:// URL");
+	cl.wireserver = url;
+	return azure_report_health(&cl, why) < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }

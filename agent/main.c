@@ -29,6 +29,9 @@ static const char usage[] =
     "  node             the whole boot flow in host mode (see below)\n"
     "  install-component  fetch, verify and install one Kubernetes component (spec §9)\n"
     "  metadata         read the QEMU metadata API (self, peers, endpoint, init-secret hash)\n"
+    "                   or, with --csp, a cloud's node-local endpoint\n"
+    "  state-disk       find the state disk by the cloud's naming (what the boot does)\n"
+    "  azure-ready      report Ready (or NotReady) to Azure's wireserver\n"
     "  net-dhcp         bring a link up and configure it from DHCP (what the boot does)\n"
     "  disk-prepare DEV what the boot does with it: formats a new or not-initialized disk\n"
     "                   (LUKS2 with integrity, wiped, open as /dev/mapper/state) and prints\n"
@@ -42,7 +45,10 @@ static const char usage[] =
     "       --kubeadm CMD [--kubeadm-timeout S] [--attestation V]\n"
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
     "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
-    "  metadata [--url http://10.42.0.1:8080]\n"
+    "  metadata [--url http://10.42.0.1:8080] [--csp CSP]\n"
+    "  state-disk --csp CSP [--sys DIR] [--dev DIR] [--wait S]\n"
+    "       says why of every disk it looks at; the device is the last line\n"
+    "  azure-ready --wireserver URL [--not-ready REASON] [--timeout S]\n"
     "  install-component --url data:...|http[s]://... --path /ABS [--hash sha256:HEX]\n"
     "       [--extract true|false] [--root DIR] [--timeout S] [--ca-bundle FILE]\n"
     "       https:// is checked against FILE (default: DIR/etc/ssl/certs/ca-certificates.crt)\n"
@@ -124,6 +130,10 @@ int main(int argc, char **argv)
 		return cmd_net_dhcp(&cli);
 	if (!strcmp(cli.command, "metadata"))
 		return cmd_metadata(&cli);
+	if (!strcmp(cli.command, "state-disk"))
+		return cmd_state_disk(&cli);
+	if (!strcmp(cli.command, "azure-ready"))
+		return cmd_azure_ready(&cli);
 	if (!strcmp(cli.command, "install-component"))
 		return cmd_install_component(&cli);
 	if (!strcmp(cli.command, "node"))

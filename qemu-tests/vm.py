@@ -221,6 +221,18 @@ def qemu_command(a, k, tmp=None, tap=None):
         boot = ",bootindex=0" if a.uefi == d else ""
         cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe" % (d, i),
                 "-device", "virtio-blk-pci,drive=d%d%s" % (i, boot)]
+    # disks shaped as clouds attach them: SCSI disks on one virtio-scsi controller (scsi-hd
+    # properties such as vendor=Google,product=PersistentDisk,device_id=NAME) and NVMe disks
+    if a.scsi_disk:
+        cmd += ["-device", "virtio-scsi-pci,id=scsi0"]
+    for i, d in enumerate(a.scsi_disk):
+        f, _, props = d.partition(",")
+        cmd += ["-drive", "file=%s,format=raw,if=none,id=s%d,cache=unsafe" % (f, i),
+                "-device", "scsi-hd,bus=scsi0.0,drive=s%d,scsi-id=%d" % (i, i) + ("," + props if props else "")]
+    for i, d in enumerate(a.nvme_disk):
+        f, _, props = d.partition(",")
+        cmd += ["-drive", "file=%s,format=raw,if=none,id=n%d,cache=unsafe" % (f, i),
+                "-device", "nvme,drive=n%d,serial=constel%d" % (i, i) + ("," + props if props else "")]
     if a.uefi and a.uefi not in a.disk:
         cmd += ["-drive", "file=%s,format=raw,if=none,id=esp,readonly=on" % a.uefi,
                 "-device", "virtio-blk-pci,drive=esp,bootindex=0"]
@@ -335,6 +347,10 @@ def main():
                     "-bios instead of OVMF_CODE_4M + a copy of OVMF_VARS_4M on pflash")
     ap.add_argument("--log", required=True, help="serial log; LOG.json gets the summary")
     ap.add_argument("--disk", action="append", default=[], help="raw image; in order vda, vdb...")
+    ap.add_argument("--scsi-disk", action="append", default=[], metavar="FILE[,PROPS]",
+                    help="raw image as a scsi-hd on virtio-scsi, with scsi-hd properties")
+    ap.add_argument("--nvme-disk", action="append", default=[], metavar="FILE[,PROPS]",
+                    help="raw image as an NVMe controller with one namespace")
     ap.add_argument("--tpm-state", help="swtpm state directory (kept across boots)")
     ap.add_argument("--tpm-model", choices=("tis", "crb"),
                     help="the TPM's interface: tpm-tis (default; libvirt's default on x86, so "

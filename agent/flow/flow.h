@@ -13,6 +13,7 @@
 #include "atls/atls.h"
 #include "base/p256.h"
 #include "base/base.h"
+#include "cloud/cloud.h"
 #include "rpc/rpc.h"
 
 /* ---- the cluster KMS (kms.c), spec §3 ---- */
@@ -280,28 +281,6 @@ struct recover_server {
 };
 extern const char recover_method[];
 void recover_handle(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t len);
-
-/* ---- the QEMU metadata API (metadata.c), spec §5.2; base is "http://HOST:PORT" ---- */
-struct md_instance {
-	char name[64];
-	char provider_id[128];
-	char vpc_ip[48];
-	int control_plane;
-};
-int md_self(const char *base, struct md_instance *self);
-/* At most max peers in peers; *count how many were kept. */
-int md_peers(const char *base, struct md_instance *peers, int max, int *count);
-/* The load balancer's host (a JSON string). */
-int md_endpoint(const char *base, char *out, size_t cap);
-/* The init secret's bcrypt hash. */
-int md_init_secret_hash(const char *base, char *out, size_t cap);
-/* The parsers behind them (fuzzed): -EINVAL with one line in err. len is the body's length;
- * a body with a NUL inside is refused. */
-int md_parse_self(const char *body, size_t len, struct md_instance *self, char *err, size_t errlen);
-int md_parse_peers(const char *body, size_t len, struct md_instance *peers, int max, int *count,
-		   char *err, size_t errlen);
-int md_parse_endpoint(const char *body, size_t len, char *out, size_t cap, char *err,
-		      size_t errlen);
 
 /* Writes data to dir/name (create-exclusive, mode 0600); logs one line on failure. */
 int flow_write(const char *dir, const char *name, const void *data, size_t len);

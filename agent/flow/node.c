@@ -57,12 +57,35 @@ static int state_write(struct node *n, const char *rel, const void *data, size_t
 	return 0;
 }
 
+/* The reason a cloud shows its user: why, and the last error line before it (the place that
+ * gave up says precisely what failed). Log lines never hold secrets. */
+static void failure_reason(const char *why, char *out, size_t cap)
+{
+	static char ring[LOG_RING_SIZE];
+	size_t n = log_ring_copy(ring, sizeof ring - 1);
+	char *last = NULL, *e;
+
+	ring[n] = 0;
+	for (char *p = ring; (p = strstr(p, ": error: ")); p++)
+		last = p + 9;
+	if (last && (e = strchr(last, '\n')))
+		*e = 0;
+	snprintf(out, cap, "%s%s%s", why, last ? ": " : "", last ? last : "");
+}
+
 /* The end of a fatal error: the reason, the reset of the disk when we formatted it and got
  * past the lock, the delay (a shutdown signal cuts it short), the reboot. In host mode it
  * returns -EIO. */
 static int node_fatal(struct node *n, int reset, const char *why)
 {
+	int report = !n->ready && n->ops == &node_pid1_ops;
+	char reason[512];
+
+	if (report)
+		failure_reason(why, reason, sizeof reason);
 	log_error("fatal: %s", why);
+	if (report)
+		cloud_report_failure(&n->cloud, reason); /* Azure: NotReady with the reason */
 	if (reset && n->disk.path[0]) {
 		if (disk_reset(n->disk.path) == 0)
 			log_error(
@@ -102,7 +125,8 @@ static int open_state_disk(struct node *n)
 	char path[PATH_MAX];
 	int st;
 
-	if (disk_find(n->c->csp, n->c->state_disk, path, sizeof path) < 0)
+	if (n->c->state_disk ? disk_find(n->c->csp, n->c->state_disk, path, sizeof path) < 0
+			     : cloud_state_disk(&n->cloud, path, sizeof path) < 0)
 		return node_fatal(n, 0, "no state disk");
 	st = disk_open(&n->disk, path, NULL, n->c->kdf);
 	if (st < 0)
@@ -140,7 +164,7 @@ static int self_from_metadata(struct node *n)
 	int r;
 
 	for (int i = 1; !(c->name && c->role && c->ip); i++) {
-		if (md_self(c->metadata, &n->self) == 0 && n->self.name[0])
+		if (cloud_self(&n->cloud, &n->self) == 0 && n->self.name[0])
 			break;
 		if ((r = metadata_wait(n, i, "/self")) < 0)
 			return r;
@@ -151,7 +175,11 @@ static int self_from_metadata(struct node *n)
 		snprintf(n->self.vpc_ip, sizeof n->self.vpc_ip, "%s", c->ip);
 	if (c->role)
 		n->self.control_plane = !strcmp(c->role, "control-plane");
-	if (!c->n_join && md_endpoint(c->metadata, n->lb_host, sizeof n->lb_host) < 0)
+	else if (n->self.no_role)
+		return log_err(-EOPNOTSUPP,
+			       "node: %s does not say the node's role; constel.role= is needed",
+			       n->cloud.ops->name);
+	if (!c->n_join && cloud_lb_endpoint(&n->cloud, n->lb_host, sizeof n->lb_host) < 0)
 		n->lb_host[0] = '\0';
 	if (kube_node_name(n->self.name, n->kube_name, sizeof n->kube_name) < 0)
 		return log_err(-EINVAL, "node: %s is not a Kubernetes node name", n->self.name);
@@ -171,7 +199,7 @@ static int init_hash(struct node *n)
 		return 0;
 	}
 	for (int i = 1;; i++) {
-		if (md_init_secret_hash(c->metadata, n->hash, sizeof n->hash) == 0 && n->hash[0])
+		if (cloud_init_secret_hash(&n->cloud, n->hash, sizeof n->hash) == 0 && n->hash[0])
 			return 0;
 		if ((r = metadata_wait(n, i, "/initsecrethash")) < 0)
 			return r;
@@ -614,9 +642,15 @@ static void node_free(struct node *n)
 static struct node *node_new(const struct node_config *c)
 {
 	struct node *n = calloc(1, sizeof *n);
+	char err[160];
 
 	if (!n)
 		return NULL;
+	if (cloud_select(c->csp, c->metadata, &n->cloud, err, sizeof err) < 0) {
+		log_error("node: %s", err);
+		free(n);
+		return NULL;
+	}
 	n->c = c;
 	n->ops = c->pid1 ? &node_pid1_ops : &node_host_ops;
 	n->round_fd = -1;
@@ -672,6 +706,11 @@ int node_run(const struct node_config *c)
 		r = n->sig ? node_shutdown(n) : node_fatal(n, 0, "no node identity");
 		goto out;
 	}
+	/* the cloud's first-boot chore (Azure: Ready to the wireserver), bounded; a failure is
+	 * one line and no reason not to join */
+	if (n->ops == &node_pid1_ops && cloud_first_boot(&n->cloud) < 0)
+		log_warn("node: %s's first-boot report failed; joining anyway", n->cloud.ops->name);
+	n->ready = 1;
 	/* 6: the key, raced for under the node lock */
 	timeline_mark(n->rejoin ? "rejoin" : "join-or-init");
 	r = race(n);

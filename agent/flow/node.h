@@ -21,7 +21,7 @@ struct node_config {
 	const char *ip_param; /* ip= in the kernel's syntax; NULL or "dhcp": DHCP */
 	const struct atls_issuer *issuer;
 	const struct tcti_spec *tpm; /* NULL: no TPM (the dummy variant) */
-	const char *metadata;	     /* "http://10.42.0.1:8080" */
+	const char *metadata;	     /* NULL: the cloud's (QEMU: "http://10.42.0.1:8080") */
 	const char *state_disk;	     /* device or image; NULL: the CSP's (§6.1) */
 	enum disk_kdf kdf;
 	/* overrides of the metadata API */

@@ -43,6 +43,8 @@ struct node {
 	const struct node_ops *ops;
 	char state[PATH_MAX]; /* the state filesystem: <root>/run/state */
 	struct disk disk;
+	struct cloud cloud; /* constel.csp's, chosen once */
+	int ready;	    /* the cloud's first-boot chore done (Azure: Ready reported) */
 	struct md_instance self;
 	char lb_host[64], kube_name[64];
 	struct ssh_key ssh;

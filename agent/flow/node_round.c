@@ -49,11 +49,11 @@ static int endpoints(struct node *n, char (*eps)[128])
 			snprintf(eps[ne++], sizeof eps[0], "%s", c->join[i]);
 		return ne;
 	}
-	if (md_endpoint(c->metadata, lb, sizeof lb) < 0)
+	if (cloud_lb_endpoint(&n->cloud, lb, sizeof lb) < 0)
 		log_warn("join: no load-balancer endpoint from the metadata API");
 	if (!(n->rejoin && n->self.control_plane && !strcmp(lb, n->self.vpc_ip)))
 		ne = add_ep(eps, ne, lb, c->join_port);
-	if (md_peers(c->metadata, peers, 32, &cnt) < 0)
+	if (cloud_peers(&n->cloud, peers, 32, &cnt) < 0)
 		log_warn("join: no peers from the metadata API");
 	for (int i = 0; i < cnt && i < 32; i++) {
 		if (!peers[i].control_plane || !peers[i].vpc_ip[0])

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "boot/boot.h"
+#include "cloud/cloud.h"
 #include "net/net.h"
 #include "node.h"
 
@@ -16,7 +17,7 @@ void node_config_defaults(struct node_config *c)
 	c->root = "";
 	c->csp = "qemu";
 	c->variant = "qemu-vtpm";
-	c->metadata = "http://10.42.0.1:8080";
+	c->metadata = NULL; /* the cloud's own endpoint */
 	c->listen_host = "0.0.0.0";
 	c->init_port = 9000;
 	c->recover_port = 9999;
@@ -129,13 +130,13 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 				  "command line: constel.verity.check=%.32s is not full or mount",
 				  v);
 	c->verity_lazy = v && !strcmp(v, "mount");
-	if (strcmp(c->csp, "qemu") && strcmp(c->csp, "openstack") && strcmp(c->csp, "aws") &&
-	    strcmp(c->csp, "azure") && strcmp(c->csp, "gcp"))
+	if (!cloud_canonical(c->csp))
 		return errbuf_set(err, errlen,
 				  "command line: constel.csp=%.32s is not one of qemu, "
-				  "openstack, aws, azure, gcp",
+				  "openstack, stackit, aws, azure, gcp",
 				  c->csp);
-	if (strncmp(c->metadata, "http://", 7))
+	c->csp = cloud_canonical(c->csp);
+	if (c->metadata && strncmp(c->metadata, "http://", 7))
 		return errbuf_set(err, errlen,
 				  "command line: constel.metadata=%.64s is not an "
 				  "http:// URL",

@@ -236,20 +236,46 @@ static ssize_t stream_read(struct stream *st, char *p, size_t cap, uint64_t dead
 	}
 }
 
-/* One GET of u within deadline: 0 with *resp, or -errno with one line in err. */
-static int request(const struct url *u, const struct ca_bundle *ca, uint64_t deadline, size_t max,
-		   struct http_response *resp, char *err, size_t errlen)
+/* Extra header lines are ours, but values in them may come from outside (a token): each line
+ * "Name: value\r\n", printable, so nothing can split the request. */
+static int headers_ok(const char *h)
+{
+	while (*h) {
+		const char *eol = strstr(h, "\r\n"), *colon = strchr(h, ':');
+
+		if (!eol || !colon || colon > eol || colon == h)
+			return 0;
+		for (const char *p = h; p < eol; p++)
+			if ((unsigned char)*p < ' ' || *p == 0x7f)
+				return 0;
+		h = eol + 2;
+	}
+	return 1;
+}
+
+/* One request of u within deadline: 0 with *resp, or -errno with one line in err. */
+static int request(const struct url *u, const struct http_req *rq, const struct ca_bundle *ca,
+		   uint64_t deadline, size_t max, struct http_response *resp, char *err,
+		   size_t errlen)
 {
 	struct stream st = {.fd = -1, .hostport = u->hostport};
 	size_t len = 0, limit = max + 16384, cap = limit < 65536 ? limit : 65536; /* + headers */
+	const char *method = rq && rq->method ? rq->method : "GET";
+	const char *extra = rq && rq->headers ? rq->headers : "";
+	size_t blen = rq && rq->body ? rq->body_len : 0, reqcap = 1536 + strlen(extra) + blen;
 	uint64_t now = monotonic_ms();
-	char req[1536], *buf = NULL;
+	char *req = NULL, *buf = NULL, clen[48] = "";
 	int n, r;
 
 	memset(resp, 0, sizeof *resp);
 	if (u->tls && !ca) {
 		errbuf_set(err, errlen, "%s: https without a CA bundle", u->hostport);
 		return -ENOKEY;
+	}
+	if (strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(method) || !method[0] ||
+	    !headers_ok(extra)) {
+		errbuf_set(err, errlen, "%s: a malformed request", u->hostport);
+		return -EINVAL;
 	}
 	if (now >= deadline) {
 		errbuf_set(err, errlen, "%s: no time left", u->hostport);
@@ -262,15 +288,24 @@ static int request(const struct url *u, const struct ca_bundle *ca, uint64_t dea
 		return st.fd;
 	if (u->tls && (r = tls_client_open(st.fd, u->host, ca, deadline, &st.tls, err, errlen)) < 0)
 		goto out;
-	n = snprintf(req, sizeof req,
-		     "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: constel-agent\r\n"
-		     "Accept: */*\r\nConnection: close\r\n\r\n",
-		     u->path, u->hosthdr);
-	if (n >= (int)sizeof req) {
+	if (strcmp(method, "GET"))
+		snprintf(clen, sizeof clen, "Content-Length: %zu\r\n", blen);
+	req = malloc(reqcap);
+	if (!req) {
+		r = -ENOMEM;
+		goto out;
+	}
+	n = snprintf(req, reqcap,
+		     "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: constel-agent\r\n"
+		     "Accept: */*\r\n%s%sConnection: close\r\n\r\n",
+		     method, u->path, u->hosthdr, extra, clen);
+	if (n < 0 || (size_t)n + blen >= reqcap) {
 		r = errbuf_set(err, errlen, "%s: request too long", u->hostport);
 		goto out;
 	}
-	if ((r = stream_write(&st, req, (size_t)n, deadline, err, errlen)) < 0)
+	if (blen)
+		memcpy(req + n, rq->body, blen);
+	if ((r = stream_write(&st, req, (size_t)n + blen, deadline, err, errlen)) < 0)
 		goto out;
 	buf = malloc(cap + 1);
 	if (!buf) {
@@ -323,6 +358,7 @@ static int request(const struct url *u, const struct ca_bundle *ca, uint64_t dea
 	buf = NULL;
 out:
 	free(buf);
+	free(req);
 	if (r < 0)
 		memset(resp, 0, sizeof *resp);
 	tls_client_free(st.tls);
@@ -341,10 +377,23 @@ int http_get(const char *url, int timeout_ms, size_t max, struct http_response *
 	if (url_parse(url, &u) < 0 || u.tls)
 		return log_err(-EINVAL, "http: '%.200s' is not an http://HOST[:PORT]/PATH URL",
 			       url);
-	r = request(&u, NULL, deadline, max, resp, err, sizeof err);
+	r = request(&u, NULL, NULL, deadline, max, resp, err, sizeof err);
 	if (r < 0)
 		log_error("http: GET %.200s: %s", url, err); /* err says why */
 	return r;
+}
+
+int http_request(const char *url, const struct http_req *rq, int timeout_ms, size_t max,
+		 struct http_response *resp, char *err, size_t errlen)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
+	struct url u;
+
+	memset(resp, 0, sizeof *resp);
+	if (url_parse(url, &u) < 0 || u.tls)
+		return errbuf_set(err, errlen, "'%.200s' is not an http://HOST[:PORT]/PATH URL",
+				  url);
+	return request(&u, rq, NULL, deadline, max, resp, err, errlen);
 }
 
 /* The value of header name in the head of a parsed response (buf up to body), trimmed. */
@@ -428,7 +477,7 @@ int http_fetch(const char *url, const struct ca_bundle *ca, int timeout_ms, size
 				  url);
 	for (int hop = 0;; hop++) {
 		struct url nu;
-		int r = request(&u, ca, deadline, max, resp, err, errlen);
+		int r = request(&u, NULL, ca, deadline, max, resp, err, errlen);
 
 		if (r < 0 || !is_redirect(resp->status))
 			return r;

@@ -63,6 +63,17 @@ int http_url_split(const char *url, char *hostport, size_t hcap, char *path, siz
  * http_response_free), or -errno with one line logged. The status is not judged here. */
 int http_get(const char *url, int timeout_ms, size_t max, struct http_response *resp);
 void http_response_free(struct http_response *resp);
+/* Any method on http://: extra header lines ("Name: value\r\n" each, printable, else
+ * -EINVAL) and a body (sent with Content-Length for every method but GET). 0 with *resp (the
+ * status not judged), or -errno with one line in err and nothing logged. */
+struct http_req {
+	const char *method;  /* NULL: GET */
+	const char *headers; /* NULL: none */
+	const void *body;
+	size_t body_len;
+};
+int http_request(const char *url, const struct http_req *rq, int timeout_ms, size_t max,
+		 struct http_response *resp, char *err, size_t errlen);
 
 /* ---- https:// (cabundle.c, https.c, http.c) ---- */
 /* Where ca-certificates keeps the system's roots; a node reads the real root's copy. */

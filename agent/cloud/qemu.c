@@ -1,7 +1,7 @@
-/* The QEMU metadata API of spec §5.2: /self, /peers, /endpoint and /initsecrethash over plain
- * HTTP. As in Constellation the status is not judged, the body is: it must parse as the shape
- * each path returns, or the call fails with one line. Roles are matched case-insensitively
- * and "control-plane" is accepted, as the Go role parser does. */
+/* QEMU's cloud: the metadata API of spec §5.2 (/self, /peers, /endpoint and /initsecrethash
+ * over plain HTTP) and the state disk at /dev/vdb. As in Constellation the status is not judged,
+ * the body is: it must parse as the shape each path returns, or the call fails with one line. Roles
+ * are matched case-insensitively and "control-plane" is accepted, as the Go role parser does. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include <json-c/json.h>
 
 #include "base/base.h"
-#include "flow.h"
+#include "cloud.h"
 #include "net/net.h"
 
 #define MD_MAX_BODY   (1 << 20)
@@ -171,23 +171,71 @@ int md_endpoint(const char *base, char *out, size_t cap)
 			&(struct md_parse){.parse = parse_endpoint, .out = out, .cap = cap});
 }
 
+int md_parse_bcrypt(const char *body, size_t len, char *out, size_t cap)
+{
+	size_t n = len;
+
+	while (n && (body[n - 1] == '\n' || body[n - 1] == '\r'))
+		n--;
+	/* a bcrypt hash: "$2a$", "$2b$" or "$2y$", cost, 53 characters */
+	if (n != 60 || strncmp(body, "$2", 2) || memchr(body, 0, n) || n >= cap)
+		return -EINVAL;
+	memcpy(out, body, n);
+	out[n] = 0;
+	return 0;
+}
+
 int md_init_secret_hash(const char *base, char *out, size_t cap)
 {
 	struct http_response resp;
-	size_t n;
 	int r = md_get(base, "/initsecrethash", &resp);
 
 	if (r < 0)
 		return r;
-	n = resp.len;
-	while (n && (resp.body[n - 1] == '\n' || resp.body[n - 1] == '\r'))
-		n--;
-	/* a bcrypt hash: "$2a$", "$2b$" or "$2y$", cost, 53 characters */
-	if (n != 60 || strncmp(resp.body, "$2", 2) || memchr(resp.body, 0, n) || n >= cap)
+	if ((r = md_parse_bcrypt(resp.body, resp.len, out, cap)) < 0)
 		r = log_err(-EINVAL, "metadata: /initsecrethash is not a bcrypt hash (HTTP %d)",
 			    resp.status);
-	else
-		memcpy(out, resp.body, n), out[n] = 0;
 	http_response_free(&resp);
 	return r;
 }
+
+/* ---- the ops ---- */
+
+static int qemu_self(const struct cloud *cl, struct md_instance *self)
+{
+	return md_self(cl->metadata, self);
+}
+
+static int qemu_peers(const struct cloud *cl, struct md_instance *peers, int max, int *count)
+{
+	return md_peers(cl->metadata, peers, max, count);
+}
+
+static int qemu_lb(const struct cloud *cl, char *host, size_t cap)
+{
+	return md_endpoint(cl->metadata, host, cap);
+}
+
+static int qemu_uid(const struct cloud *cl, char *out, size_t cap)
+{
+	(void)cl;
+	if (cap)
+		out[0] = 0; /* Constellation's QEMU provider has none */
+	return 0;
+}
+
+static int qemu_hash(const struct cloud *cl, char *out, size_t cap)
+{
+	return md_init_secret_hash(cl->metadata, out, cap);
+}
+
+const struct cloud_ops cloud_qemu = {
+    .name = "qemu",
+    .self = qemu_self,
+    .peers = qemu_peers,
+    .lb_endpoint = qemu_lb,
+    .uid = qemu_uid,
+    .init_secret_hash = qemu_hash,
+    .state_disk = disk_scan_virtio,
+    .disk_wanted = "the virtio disk vdb",
+};

@@ -1,0 +1,83 @@
+/* Azure: IMDS (learn.microsoft.com/azure/virtual-machines/instance-metadata-service:
+ * GET http://169.254.169.254/metadata/instance?api-version=2021-02-01&format=json with
+ * "Metadata: true"), whose compute part has the name, resource ID and the tags (role, UID,
+ * init-secret hash) and whose network part the IP; the wireserver's provisioning report
+ * (azure_wire.c) as the first-boot chore and the failure report. The state disk is LUN 0 of
+ * the data-disk SCSI controller. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "cloud.h"
+#include "net/net.h"
+
+#define IMDS_PATH     "/metadata/instance?api-version=2021-02-01&format=json"
+#define IMDS_MAX_BODY (256 << 10)
+
+static int imds(const struct cloud *cl, struct md_instance *self, char *uid, size_t uidcap,
+		char *hash, size_t hashcap)
+{
+	struct http_response resp;
+	char url[256], err[160];
+	int r;
+
+	snprintf(url, sizeof url, "%s" IMDS_PATH, cl->metadata);
+	if ((r = cloud_http(cl, "GET", url, "Metadata: true\r\n", NULL, 0, IMDS_MAX_BODY, &resp)) <
+	    0)
+		return r;
+	r = azure_parse_imds(resp.body, resp.len, self, uid, uidcap, hash, hashcap, err,
+			     sizeof err);
+	if (r < 0)
+		log_error("%s", err);
+	http_response_free(&resp);
+	return r;
+}
+
+static int azure_self(const struct cloud *cl, struct md_instance *self)
+{
+	return imds(cl, self, NULL, 0, NULL, 0);
+}
+
+static int azure_uid(const struct cloud *cl, char *out, size_t cap)
+{
+	struct md_instance self;
+
+	return imds(cl, &self, out, cap, NULL, 0);
+}
+
+static int azure_hash(const struct cloud *cl, char *out, size_t cap)
+{
+	struct md_instance self;
+	char v[128];
+	int r = imds(cl, &self, NULL, 0, v, sizeof v);
+
+	if (r < 0)
+		return r;
+	if (md_parse_bcrypt(v, strlen(v), out, cap) < 0)
+		return log_err(
+		    -EINVAL, "azure: the tag constellation-init-secret-hash is not a bcrypt hash");
+	return 0;
+}
+
+static int azure_ready(const struct cloud *cl)
+{
+	return azure_report_health(cl, NULL);
+}
+
+static int azure_not_ready(const struct cloud *cl, const char *why)
+{
+	return azure_report_health(cl, why);
+}
+
+const struct cloud_ops cloud_azure = {
+    .name = "azure",
+    .self = azure_self,
+    .uid = azure_uid,
+    .init_secret_hash = azure_hash,
+    .state_disk = disk_scan_azure,
+    .disk_wanted = "Azure's data disk LUN 0 (SCSI Msft Virtual Disk under the VMBus "
+		   "controller f8b3781b-1e82-4818-a1c3-63d806ec15bb)",
+    .first_boot = azure_ready,
+    .report_failure = azure_not_ready,
+};
