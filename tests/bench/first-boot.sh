@@ -10,7 +10,9 @@
 # for the wipe. The floor: one boot of tests/vm/guest_disk.c (disk.case=floor) on a blank
 # 1 GiB disk, the agent's wipe against `dd bs=1M oflag=direct` through the same dm stack.
 # Key figures (the full path, median s): first_boot_1g_s=, first_boot_16g_s= and the others
-# in $BUILD/bench/figures-first-boot.txt. Logs: $BUILD/bench-logs-first-boot/.
+# in $BUILD/bench/figures-first-boot.txt. Logs: $BUILD/bench-logs-first-boot/;
+# FIRST_BOOT_BENCH_RESUME=1 keeps them and boots only what has no complete log yet. A failed
+# boot is named and left out of the figures.
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.." || exit 1
@@ -22,7 +24,7 @@ for f in "$BUILD/vm/standin" "$BUILD/vm/guest_disk" "$BUILD/tools/constel-init" 
 	[ -x "$f" ] || { echo "bench: first boot: $f is missing (make agent tools $BUILD/vm/standin $BUILD/vm/guest_disk)"; exit 1; }
 done
 export NODE_LOGS=$PWD/$BUILD/bench-logs-first-boot
-rm -rf "$NODE_LOGS"
+[ "${FIRST_BOOT_BENCH_RESUME:-0}" = 1 ] || rm -rf "$NODE_LOGS"
 work=$(mktemp -d /tmp/constel-firstboot-XXXXXX)
 . qemu-tests/lib-node.sh
 . tests/vm/lib-vm.sh
@@ -41,29 +43,36 @@ cluster_setup >"$work/setup.out" 2>&1 || bad "cluster setup" "$work/setup.out"
 openssl rand -hex 32 >"$work/ws/measurement-salt"
 cluster_joinservice >"$work/js.out" 2>&1 || bad "join service start" "$work/js.out"
 
+# the floor: the wipe and dd through the same stack, one boot on a blank 1 GiB disk
+if ! grep -aq '@@DATA floor_dd_s ' "$logs/floor.log" 2>/dev/null; then
+	vm_disk_initrd "$work/initrd-disk.gz" >"$work/initrd.out" 2>&1 || bad "the disk initrd" "$work/initrd.out"
+	truncate -s 1M "$work/root-floor.raw"
+	truncate -s 1G "$work/floor.raw"
+	python3 qemu-tests/vm.py --initrd "$work/initrd-disk.gz" --log "$logs/floor.log" --disk "$work/root-floor.raw" \
+		--disk "$work/floor.raw" --timeout 900 --append "disk.case=floor" >"$logs/floor.out" 2>&1 ||
+		echo "  the floor boot failed (log $logs/floor.log)"
+	rm -f "$work/floor.raw"
+fi
+
 for i in $(seq "$N"); do
 	for g in $SIZES; do
 		for mode in sync full; do
 			boot=fb-${g}g-$mode-$i
+			grep -aq '@@STANDIN kubelet ' "$logs/$boot.log" 2>/dev/null && continue
 			rm -f "$work/worker-0.raw" && truncate -s "${g}G" "$work/worker-0.raw"
 			node_ports
-			node_boot worker-0 "$boot" --append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.disk-wipe=$mode" ||
-				bad "boot $boot" "$logs/$boot.log"
-			grep -aq '@@STANDIN kubelet ' "$logs/$boot.log" || bad "boot $boot (no kubelet)" "$logs/$boot.log"
-			printf '  %-16s done\n' "$boot"
+			# node_boot's command line and its own bound: the wipe at 2 MiB/s at the least
+			node_vm worker-0 "$boot" $((600 + g * 512)) --initrd "$initrd" \
+				--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.disk-wipe=$mode"
+			if grep -aq '@@STANDIN kubelet ' "$logs/$boot.log"; then
+				printf '  %-16s done\n' "$boot"
+			else
+				echo "  $boot failed (log $logs/$boot.log): $(tail_log "$boot")"
+			fi
 		done
 	done
 	rm -f "$work/worker-0.raw"
 done
-
-# the floor: the wipe and dd through the same stack, one boot on a blank 1 GiB disk
-vm_disk_initrd "$work/initrd-disk.gz" >"$work/initrd.out" 2>&1 || bad "the disk initrd" "$work/initrd.out"
-truncate -s 1M "$work/root-floor.raw"
-truncate -s 1G "$work/floor.raw"
-python3 qemu-tests/vm.py --initrd "$work/initrd-disk.gz" --log "$logs/floor.log" --disk "$work/root-floor.raw" \
-	--disk "$work/floor.raw" --timeout 900 --append "disk.case=floor" >"$logs/floor.out" 2>&1 ||
-	bad "the floor boot" "$logs/floor.log"
-rm -f "$work/floor.raw"
 
 python3 - "$logs" "$N" "$SIZES" "$BUILD/bench/figures-first-boot.txt" <<'PY'
 import json, re, statistics, sys, os
@@ -89,6 +98,8 @@ def data(boot, key):
     return v
 
 def boot(name):
+    if not os.path.exists(os.path.join(logs, name + ".log")):
+        return {"kubelet": None, "round": None}
     r = {"kubelet": first(name, "@@STANDIN kubelet "), "round": first(name, "join: IssueJoinTicket at "),
          "wiped": first(name, "disk: wiped /dev/vdb: ")}
     for _, l in lines(name):
