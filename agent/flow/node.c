@@ -63,6 +63,10 @@ static int state_write(struct node *n, const char *rel, const void *data, size_t
 static int node_fatal(struct node *n, int reset, const char *why)
 {
 	log_error("fatal: %s", why);
+	/* a wipe still running: the disk has no token yet (the next boot formats it anyway), and
+	 * its header is not written while the wipe's mapping may be active */
+	if (n->wipe)
+		reset = 0;
 	if (reset && n->disk.path[0]) {
 		if (disk_reset(n->disk.path) == 0)
 			log_error(
