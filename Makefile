@@ -273,6 +273,7 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	-@echo; tests/bench/initrd.sh $(BUILD)
 	-@echo; tests/bench/boot-vm.sh $(BUILD)
 	-@echo; tests/bench/floor-vm.sh $(BUILD)
+	-@echo; tests/bench/first-boot.sh $(BUILD)
 	-@echo; tests/bench/measured-boot.sh $(BUILD)
 	-@echo; tests/bench/hostile.sh $(BUILD)
 	@echo; tests/bench/summary.sh $(BUILD)

@@ -294,6 +294,12 @@ void timeline_mark(const char *next_phase);
  * now) and the total, and writes the same as JSON, {"phases":[{"name":"mounts","ms":12},...],
  * "total_ms":345}, to path (mode 0644, parents made; NULL: log only). */
 int timeline_write(const char *path);
+/* A moment, not a phase (what runs beside the phases: the first boot's wipe): its name and
+ * the ms since t0, logged and written as "events":[{"name":"wipe-end","ms":N},...] after the
+ * phases (the key only when there are events). At most TIMELINE_EVENTS_MAX; later ones are
+ * dropped; none before timeline_start. */
+#define TIMELINE_EVENTS_MAX 16
+void timeline_event(const char *name);
 /* That JSON (NUL-terminated) into buf; its length, or -ENOSPC. */
 int timeline_json(char *buf, size_t cap);
 

@@ -14,10 +14,17 @@ struct phase {
 	uint64_t start_ns, end_ns; /* end_ns 0: still open */
 };
 
+struct event {
+	char name[32];
+	uint64_t at_ns;
+};
+
 static struct timeline {
 	struct phase p[TIMELINE_MAX];
 	int n; /* phases used; p[n-1] is the open one */
 	uint64_t t0;
+	struct event e[TIMELINE_EVENTS_MAX];
+	int ne;
 } tl;
 
 static void phase_open(const char *name, uint64_t now)
@@ -51,6 +58,14 @@ void timeline_mark(const char *next_phase)
 	}
 	tl.p[tl.n - 1].end_ns = now;
 	phase_open(next_phase, now);
+}
+
+void timeline_event(const char *name)
+{
+	if (tl.n == 0 || tl.ne == TIMELINE_EVENTS_MAX)
+		return;
+	snprintf(tl.e[tl.ne].name, sizeof tl.e[0].name, "%s", name ? name : "?");
+	tl.e[tl.ne++].at_ns = monotonic_ns();
 }
 
 static uint64_t phase_ms(const struct phase *p, uint64_t now)
@@ -107,6 +122,16 @@ static int json_at(char *buf, size_t cap, uint64_t now)
 			r = put(buf, cap, &off, ",\"ms\":%llu}",
 				(unsigned long long)phase_ms(&tl.p[i], now));
 	}
+	if (!r && tl.ne)
+		r = put(buf, cap, &off, "],\"events\":[");
+	for (int i = 0; !r && i < tl.ne; i++) {
+		r = put(buf, cap, &off, "%s{\"name\":", i ? "," : "");
+		if (!r)
+			r = put_name(buf, cap, &off, tl.e[i].name);
+		if (!r)
+			r = put(buf, cap, &off, ",\"ms\":%llu}",
+				(unsigned long long)((tl.e[i].at_ns - tl.t0) / 1000000));
+	}
 	if (!r)
 		r = put(buf, cap, &off, "],\"total_ms\":%llu}\n",
 			(unsigned long long)(tl.n ? (now - tl.t0) / 1000000 : 0));
@@ -124,13 +149,16 @@ int timeline_json(char *buf, size_t cap)
 
 int timeline_write(const char *path)
 {
-	char buf[8192]; /* 32 phases of 31 characters, every one escaped: about 7 KiB */
+	char buf[12288]; /* 32 phases and 16 events of 31 characters, all escaped: about 10 KiB */
 	uint64_t now = monotonic_ns();
 	int len, r;
 
 	for (int i = 0; i < tl.n; i++)
 		log_info("boot timeline: %s %llu ms", tl.p[i].name,
 			 (unsigned long long)phase_ms(&tl.p[i], now));
+	for (int i = 0; i < tl.ne; i++)
+		log_info("boot timeline: event %s at %llu ms", tl.e[i].name,
+			 (unsigned long long)((tl.e[i].at_ns - tl.t0) / 1000000));
 	log_info("boot timeline: total %llu ms",
 		 (unsigned long long)(tl.n ? (now - tl.t0) / 1000000 : 0));
 	if (!path)

@@ -90,7 +90,7 @@ struct disk {
 	struct secret *pass; /* first boot: keyslot 0's temporary passphrase until disk_set_key */
 	int damaged;	     /* one header copy needs the repair disk_unlock makes */
 	/* measured, for the boot timeline and the bench */
-	uint64_t wipe_bytes, wipe_ns, format_ns;
+	uint64_t wipe_bytes, wipe_ns, format_ns, format_t0;
 	uint64_t unlock_ns; /* the last disk_unlock (activation) or disk_check_key (keyslot) */
 };
 
@@ -104,6 +104,32 @@ int disk_open(struct disk *d, const char *path, const char *name, enum disk_kdf 
  * hmac(sha256) integrity, 4096-byte sectors, keyslot 0 with a random passphrase, the data
  * area wiped (progress lines), token 0 not initialized, mapping d->name activated. */
 int disk_format(struct disk *d);
+/* disk_format in its three steps, for a wipe that runs beside the race for the key (the
+ * node's first boot, agent/flow/node_wipe.c):
+ *   disk_format_header: the check of disk_format, LUKS2 and keyslot 0 with a random
+ *     passphrase, d->uuid set; no token, nothing activated, nothing of the data area written
+ *     but dm-integrity's superblock.
+ *   disk_wipe: the data area zeroed through a temporary mapping of its own, activated from
+ *     the volume key in d->cd and removed again (in the node's wipe child: a copy of d). With
+ *     report_fd >= 0, "P OFFSET SIZE\n" lines every 5 s and "E BYTES NS\n" at a successful end,
+ *     each one write; progress lines on the console either way.
+ *   disk_format_finish: token 0 not initialized, mapping d->name activated (the passphrase):
+ *     only after the wipe has ended, so the LUKS2 header is never written while the wipe
+ *     mapping is active; a power cut before this leaves a disk without token, formatted
+ *     again at the next boot. */
+int disk_format_header(struct disk *d);
+int disk_wipe(struct disk *d, int report_fd);
+int disk_format_finish(struct disk *d);
+
+/* How a first boot wipes (constel.disk-wipe=): FULL, the default, every sector in a child
+ * while the node races for its key; SYNC, every sector before the race (the path before
+ * issue 28, for the bench). -EINVAL for another word. */
+enum disk_wipe {
+	DISK_WIPE_FULL = 0,
+	DISK_WIPE_SYNC = 1,
+};
+int disk_wipe_parse(const char *s, enum disk_wipe *w);
+
 /* The boot path's entry: disk_open, then disk_format unless the disk is initialized. Returns
  * DISK_INITIALIZED (unlock it with the key the cluster returns) or DISK_NOT_INITIALIZED
  * (freshly formatted and open; give it the key with disk_set_key). */

@@ -92,6 +92,17 @@ static const struct crypt_pbkdf_type *pbkdf_of(enum disk_kdf kdf)
 	return kdf == DISK_KDF_CONSTELLATION ? &constellation : &min;
 }
 
+int disk_wipe_parse(const char *s, enum disk_wipe *w)
+{
+	if (!strcmp(s, "full"))
+		*w = DISK_WIPE_FULL;
+	else if (!strcmp(s, "sync"))
+		*w = DISK_WIPE_SYNC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int disk_find(const char *csp, const char *override, char *out, size_t outlen)
 {
 	static const struct {
@@ -431,7 +442,22 @@ static int set_token(struct disk *d, int initialized)
 struct wipe_progress {
 	uint64_t start, last;
 	const char *path;
+	int report_fd;
 };
+
+/* A report to the node (the overlapped wipe's child): one line, shorter than PIPE_BUF, so a
+ * write is whole or not at all; a full pipe drops a progress line, never blocks the wipe. */
+static void report(int fd, const char *fmt, unsigned long long a, unsigned long long b)
+{
+	char line[64];
+	int k;
+
+	if (fd < 0)
+		return;
+	k = snprintf(line, sizeof line, fmt, a, b);
+	if (k > 0 && (size_t)k < sizeof line)
+		(void)!write(fd, line, (size_t)k);
+}
 
 static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
 {
@@ -441,22 +467,27 @@ static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
 	if (offset < size && t - p->last < PROGRESS_EVERY_NS)
 		return 0;
 	p->last = t;
-	if (offset < size && size)
+	if (offset < size && size) {
 		log_info("disk: wiping %s: %u%% (%.1f MB/s)", p->path,
 			 (unsigned)(offset * 100 / size),
 			 t > p->start ? (double)offset * 1e3 / (double)(t - p->start) : 0.0);
+		report(p->report_fd, "P %llu %llu\n", (unsigned long long)offset,
+		       (unsigned long long)size);
+	}
 	return 0;
 }
 
 /* Zeroes the whole data area through a temporary mapping without journal, which writes valid
  * integrity tags for every sector (§6.3 step 4). The volume key stays inside libcryptsetup. */
-static int wipe(struct disk *d)
+int disk_wipe(struct disk *d, int report_fd)
 {
-	struct wipe_progress p = {.path = d->path};
+	struct wipe_progress p = {.path = d->path, .report_fd = report_fd};
 	char dev[96];
 	off_t end;
 	int fd, r, r2;
 
+	if (!d->cd || d->no_dm)
+		return log_err(-EINVAL, "disk: %s: nothing formatted to wipe", d->path);
 	r = crypt_activate_by_volume_key(d->cd, WIPE_MAPPING, NULL, 0,
 					 CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL);
 	if (r < 0)
@@ -480,19 +511,22 @@ static int wipe(struct disk *d)
 	log_info("disk: wiped %s: %llu MiB in %.1f s (%.1f MB/s)", d->path,
 		 (unsigned long long)(d->wipe_bytes >> 20), (double)d->wipe_ns / 1e9,
 		 d->wipe_ns ? (double)d->wipe_bytes * 1e3 / (double)d->wipe_ns : 0.0);
+	/* last: the node takes this line as the wipe's end (with the exit status 0) */
+	report(report_fd, "E %llu %llu\n", (unsigned long long)d->wipe_bytes,
+	       (unsigned long long)d->wipe_ns);
 	return 0;
 }
 
-int disk_format(struct disk *d)
+int disk_format_header(struct disk *d)
 {
 	struct crypt_params_luks2 params = {
 	    .integrity = "hmac(sha256)",
 	    .sector_size = 4096,
 	};
 	char err[256];
-	uint64_t t0 = monotonic_ns();
 	int r;
 
+	d->format_t0 = monotonic_ns();
 	/* The one place that formats: read the header again, right now, and refuse anything
 	 * but a new or not-initialized disk. */
 	r = disk_classify(d->path, NULL, err, sizeof err);
@@ -525,12 +559,17 @@ int disk_format(struct disk *d)
 					    d->pass->len);
 	if (r < 0)
 		return log_err(r, "disk: %s: adding keyslot 0", d->path);
-	if (d->no_dm)
-		log_warn("disk: %s: host mode without device-mapper: no dm-integrity, data area "
-			 "not wiped, not activated",
-			 d->path);
-	else if ((r = wipe(d)) < 0)
-		return r;
+	/* the UUID the join asks its key for, known from here on */
+	set_uuid(d, crypt_get_uuid(d->cd) ? crypt_get_uuid(d->cd) : "");
+	return 0;
+}
+
+int disk_format_finish(struct disk *d)
+{
+	int r;
+
+	if (!d->cd || !d->pass)
+		return log_err(-EINVAL, "disk: %s: not formatted by this boot", d->path);
 	/* Only now is the disk usable; before this a power cut leaves no token: new again. */
 	if ((r = set_token(d, 0)) < 0)
 		return log_err(r, "disk: %s: writing token 0", d->path);
@@ -541,10 +580,25 @@ int disk_format(struct disk *d)
 		return log_err(r, "disk: %s: activating %s", d->path, d->name);
 	set_uuid(d, crypt_get_uuid(d->cd) ? crypt_get_uuid(d->cd) : "");
 	d->state = DISK_NOT_INITIALIZED;
-	d->format_ns = monotonic_ns() - t0;
+	d->format_ns = monotonic_ns() - d->format_t0;
 	log_info("disk: %s: formatted (uuid %s) and open as /dev/mapper/%s in %.1f s", d->path,
 		 d->uuid, d->name, (double)d->format_ns / 1e9);
 	return 0;
+}
+
+int disk_format(struct disk *d)
+{
+	int r;
+
+	if ((r = disk_format_header(d)) < 0)
+		return r;
+	if (d->no_dm)
+		log_warn("disk: %s: host mode without device-mapper: no dm-integrity, data area "
+			 "not wiped, not activated",
+			 d->path);
+	else if ((r = disk_wipe(d, -1)) < 0)
+		return r;
+	return disk_format_finish(d);
 }
 
 int disk_prepare(struct disk *d, const char *path, const char *name, enum disk_kdf kdf)

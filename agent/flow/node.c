@@ -86,6 +86,10 @@ static int node_fatal(struct node *n, int reset, const char *why)
 	log_error("fatal: %s", why);
 	if (report)
 		cloud_report_failure(&n->cloud, reason); /* Azure: NotReady with the reason */
+	/* a wipe still running: the disk has no token yet (the next boot formats it anyway), and
+	 * its header is not written while the wipe's mapping may be active */
+	if (n->wipe)
+		reset = 0;
 	if (reset && n->disk.path[0]) {
 		if (disk_reset(n->disk.path) == 0)
 			log_error(
@@ -142,8 +146,15 @@ static int open_state_disk(struct node *n)
 		 st == DISK_NEW ? "not LUKS2: a new disk"
 				: "LUKS2 without the initialized token: its data is disposable");
 	disk_modules();
+	if (n->c->disk_wipe == DISK_WIPE_FULL && !n->disk.no_dm) {
+		/* the wipe beside the race; node_disk_ready finishes before the key change */
+		if (disk_format_header(&n->disk) < 0 || wipe_start(n) < 0)
+			return node_fatal(n, 0, "preparing the new state disk failed");
+		return 0;
+	}
 	if (disk_format(&n->disk) < 0 || n->ops->state_fs_new(n) < 0)
 		return node_fatal(n, 0, "preparing the new state disk failed");
+	n->disk_ready = 1;
 	return 0;
 }
 
@@ -211,6 +222,9 @@ static int ssh_host_key(struct node *n)
 {
 	char path[PATH_MAX], err[256];
 
+	/* the disk is being wiped: the key lives in memory until node_disk_ready stores it */
+	if (!n->disk_ready)
+		return ssh_key_generate(&n->ssh) < 0 ? log_err(-EIO, "ssh: no host key") : 0;
 	if (path_in(path, sizeof path, n->state, "/ssh/ssh_host_ed25519_key") < 0 ||
 	    node_mkdir_for(path, 0700) < 0 ||
 	    ssh_host_key_load(path, 1, &n->ssh, err, sizeof err) < 0)
@@ -249,6 +263,8 @@ static int set_disk_key(struct node *n, const uint8_t key[32])
 	int r;
 
 	disk_modules();
+	if (node_disk_ready(n) < 0)
+		return -EIO;
 	k = secret_from(key, 32);
 	r = k ? disk_set_key(&n->disk, k) : -ENOMEM;
 
@@ -620,6 +636,7 @@ static int stay_up(struct node *n)
 static void node_free(struct node *n)
 {
 	round_kill(n);
+	wipe_kill(n);
 	if (n->init)
 		init_server_abort(n->init);
 	init_server_free(n->init);
@@ -654,6 +671,7 @@ static struct node *node_new(const struct node_config *c)
 	n->c = c;
 	n->ops = c->pid1 ? &node_pid1_ops : &node_host_ops;
 	n->round_fd = -1;
+	n->wipe_fd = -1;
 	n->init_fd = -1;
 	n->dhcp_fd = -1;
 	n->epfd = -1;
@@ -695,7 +713,8 @@ int node_run(const struct node_config *c)
 			       "left untouched");
 		goto out;
 	}
-	/* 5: the state disk (new: formatted now; initialized: the rejoin path) */
+	/* 5: the state disk (new: formatted now and wiped beside the race, or before it with
+	 * constel.disk-wipe=sync; initialized: the rejoin path) */
 	timeline_mark("disk");
 	if ((r = open_state_disk(n)) < 0)
 		goto out;
@@ -717,6 +736,10 @@ int node_run(const struct node_config *c)
 	timeline_mark("activate");
 	if (n->sig) {
 		r = node_shutdown(n);
+		goto out;
+	}
+	if (n->won == WON_NONE && (n->wipe_state < 0 || n->disk_ready < 0)) {
+		r = node_fatal(n, 0, "preparing the new state disk failed");
 		goto out;
 	}
 	/* 7: the state disk's files (Init's were stored by its hook) */

@@ -95,6 +95,7 @@ void node_loop_ready(void *ctx, short revents)
 		return;
 	}
 	round_reap(n);
+	wipe_turn(n);
 	if (!n->round && !n->srv.stop && !n->lock.locked && n->won == WON_NONE &&
 	    rpc_now_ms() >= n->next_round)
 		round_start(n);

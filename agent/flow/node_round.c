@@ -230,6 +230,8 @@ void round_start(struct node *n)
 		return;
 	}
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	if (!n->rounds && !n->rejoin)
+		timeline_event("first-join-round"); /* beside the wipe on a first boot */
 	n->round_fd = fds[0];
 	n->rbuf = malloc(ROUND_MAX);
 	n->rlen = 0;

@@ -59,3 +59,21 @@ TEST(node_config_takes_the_init_timeout_within_its_bounds)
 	CHECK(node_config_cmdline(&c, "constel.init-timeout=1h", arena, sizeof arena, err,
 				  sizeof err) < 0);
 }
+
+TEST(node_config_takes_constel_disk_wipe_full_or_sync_and_refuses_other_words)
+{
+	struct node_config c;
+	char arena[1024], err[256];
+
+	node_config_defaults(&c);
+	CHECK(c.disk_wipe == DISK_WIPE_FULL); /* the wipe beside the race, by default */
+	CHECK(node_config_cmdline(&c, "constel.disk-wipe=sync", arena, sizeof arena, err,
+				  sizeof err) == 0 &&
+	      c.disk_wipe == DISK_WIPE_SYNC);
+	CHECK(node_config_cmdline(&c, "constel.disk-wipe=full", arena, sizeof arena, err,
+				  sizeof err) == 0 &&
+	      c.disk_wipe == DISK_WIPE_FULL);
+	CHECK(node_config_cmdline(&c, "constel.disk-wipe=none", arena, sizeof arena, err,
+				  sizeof err) < 0 &&
+	      strstr(err, "constel.disk-wipe=none"));
+}

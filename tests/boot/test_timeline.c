@@ -150,3 +150,36 @@ TEST(timeline_write_makes_the_file_and_its_parent)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);
 }
+
+TEST(timeline_events_are_moments_after_the_phases_and_bounded)
+{
+	static const char *const names[] = {"disk", "join"};
+	char buf[8192];
+	struct json_object *doc, *events, *e, *v;
+	int len;
+
+	timeline_event("before-start"); /* no timeline yet: dropped */
+	timeline_start("disk");
+	timeline_event("wipe-start");
+	sleep_ms(20);
+	timeline_mark("join");
+	timeline_event("wipe-end");
+	for (int i = 0; i < 2 * TIMELINE_EVENTS_MAX; i++)
+		timeline_event("more");
+	len = timeline_json(buf, sizeof buf);
+	CHECK(len > 0);
+	CHECK(check_doc(buf, names, 2) == 2); /* the phases still sum to the total */
+	doc = json_tokener_parse(buf);
+	CHECK(doc && json_object_object_get_ex(doc, "events", &events));
+	CHECK(json_object_array_length(events) == TIMELINE_EVENTS_MAX);
+	e = json_object_array_get_idx(events, 0);
+	CHECK(json_object_object_get_ex(e, "name", &v) &&
+	      !strcmp(json_object_get_string(v), "wipe-start"));
+	e = json_object_array_get_idx(events, 1);
+	CHECK(json_object_object_get_ex(e, "name", &v) &&
+	      !strcmp(json_object_get_string(v), "wipe-end"));
+	CHECK(json_object_object_get_ex(e, "ms", &v) && json_object_get_int64(v) >= 20);
+	json_object_put(doc);
+	timeline_start("again"); /* a new timeline has no events: no key */
+	CHECK(timeline_json(buf, sizeof buf) > 0 && !strstr(buf, "events"));
+}

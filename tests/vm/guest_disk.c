@@ -5,9 +5,10 @@
  * compares what they print. Protocol on the console: @@INIT_START, @@RESULT name PASS|FAIL
  * detail, @@INIT_DONE rc=N (see qemu-tests/vm.py); @@DATA lines carry values for the host.
  *
- * Command line: disk.case=first|reboot|reset|refuse|bench, disk.key=HEX (the test's 32-byte
+ * Command line: disk.case=first|reboot|reset|refuse|bench|floor, disk.key=HEX (the test's 32-byte
  * cluster key), disk.dev=/dev/vdb (refuse, bench: several, comma separated), and the
  * agent's own constel.disk-kdf=min|constellation. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include <bearssl.h>
+#include <libcryptsetup.h>
 
 #include "base/base.h"
 #include "boot/boot.h"
@@ -342,6 +344,48 @@ static void case_bench(const char *devs)
 	secret_free(key);
 }
 
+/* The wipe's floor (tests/bench/first-boot.sh): on a blank disk, the data area written twice
+ * through the same stack (dm-crypt on dm-integrity without journal, 4096-byte sectors):
+ * once by disk_wipe (libcryptsetup's crypt_wipe, as the agent does), once as
+ * `dd if=/dev/zero of=/dev/mapper/X bs=1M oflag=direct` would, 1 MiB writes from a buffer of
+ * zeros, then fsync. */
+static void case_floor(const char *dev)
+{
+	static const char name[] = "floor-dd";
+	char path[64];
+	struct disk d;
+	uint64_t t0, bytes = 0;
+	void *buf = NULL;
+	int fd, r;
+
+	r = disk_open(&d, dev, NULL, DISK_KDF_MIN);
+	r = r == DISK_NEW ? disk_format_header(&d) : -EEXIST;
+	r = r == 0 ? disk_wipe(&d, -1) : r;
+	guest_result("floor_wipe", r == 0, "%d", r);
+	printf("@@DATA floor_wipe_mib %llu\n@@DATA floor_wipe_s %.2f\n",
+	       (unsigned long long)(d.wipe_bytes >> 20), (double)d.wipe_ns / 1e9);
+	r = r == 0 ? crypt_activate_by_volume_key(
+			 d.cd, name, NULL, 0, CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL)
+		   : r;
+	snprintf(path, sizeof path, "/dev/mapper/%s", name);
+	fd = r >= 0 ? open(path, O_WRONLY | O_DIRECT | O_CLOEXEC) : -1;
+	if (fd >= 0 && posix_memalign(&buf, 4096, 1 << 20) == 0) {
+		memset(buf, 0, 1 << 20);
+		t0 = monotonic_ns();
+		for (ssize_t k; (k = write(fd, buf, 1 << 20)) > 0;)
+			bytes += (uint64_t)k;
+		fsync(fd);
+		printf("@@DATA floor_dd_mib %llu\n@@DATA floor_dd_s %.2f\n",
+		       (unsigned long long)(bytes >> 20), (double)(monotonic_ns() - t0) / 1e9);
+	}
+	guest_result("floor_dd", fd >= 0 && bytes > 0, "%d", r);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	disk_deactivate(name);
+	disk_close(&d);
+}
+
 int main(void)
 {
 	enum disk_kdf kdf = DISK_KDF_MIN;
@@ -366,6 +410,8 @@ int main(void)
 		case_refuse(dev);
 	else if (!strcmp(c, "bench"))
 		case_bench(dev);
+	else if (!strcmp(c, "floor"))
+		case_floor(dev);
 	else
 		guest_result("case", 0, "unknown disk.case '%s'", c);
 	guest_done();
