@@ -1,0 +1,276 @@
+/* The TDX quote v4 verifier (attest/tdx_quote.c, tdx_verify.c) on a production quote from an
+ * Intel Sapphire Rapids (E4) platform: tdx/tdx_prod_quote_SPR_E4.dat from
+ * ${CONSTEL_VECTORS:-../shared/vectors} (tests run from the repository root); missing
+ * evidence is a failure, not a skip. Its PCK certificate is valid 2022-09-20 to 2029-09-20;
+ * go-tdx-guest checks it at 2023-07-01T01:00:00Z, and so do these tests. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bearssl.h>
+
+#include "attest/tdx.h"
+#include "base/base.h"
+#include "harness.h"
+
+#define QUOTE "tdx/tdx_prod_quote_SPR_E4.dat"
+#define AT    1688173200 /* 2023-07-01T01:00:00Z */
+
+static uint8_t *load(const char *rel, size_t *len)
+{
+	const char *dir = getenv("CONSTEL_VECTORS");
+	char path[512];
+	FILE *f;
+	uint8_t *b;
+	long n;
+
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "test_tdx: evidence %s missing (set CONSTEL_VECTORS)\n", path);
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	b = malloc((size_t)n + 1);
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	if (b)
+		b[n] = 0;
+	*len = (size_t)n;
+	return b;
+}
+
+static int verify(const uint8_t *b, size_t len, time_t at, char *err, size_t errlen)
+{
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+
+	tdx_verify_opts_init(&o);
+	o.at = at;
+	return tdx_verify(b, len, &o, &q, err, errlen);
+}
+
+TEST(tdx_prod_quote_verifies)
+{
+	size_t len;
+	uint8_t *b = load(QUOTE, &len);
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+	char err[256] = "";
+	static const uint8_t intel_qe_vendor[16] = {0x93, 0x9a, 0x72, 0x33, 0xf7, 0x9c, 0x4c, 0xa9,
+						    0x94, 0x0a, 0x0d, 0xb3, 0x95, 0x7f, 0x06, 0x07};
+
+	CHECK(b);
+	tdx_verify_opts_init(&o);
+	o.at = AT;
+	if (tdx_verify(b, len, &o, &q, err, sizeof err) < 0)
+		return harness_fail(__FILE__, __LINE__, "refused: %s", err);
+	CHECK(q.header.version == 4 && q.header.ak_type == 2 && q.header.tee_type == 0x81);
+	CHECK_BYTES(q.header.qe_vendor_id, intel_qe_vendor, 16);
+	/* the quote ends at 4935; go-tdx-guest's file has 39 unsigned bytes after it */
+	CHECK(q.len == 4935 && len == 4974);
+	CHECK(q.qe_auth_len == 32 && q.pck_pem_len == 3677);
+	CHECK_BYTES(q.body.report_data, b + 48 + 520, 64);
+	CHECK_BYTES(q.body.mr_td, b + 48 + 136, 48);
+	CHECK_BYTES(q.body.rtmr[3], b + 48 + 328 + 3 * 48, 48);
+	CHECK_BYTES(q.body.xfam, b + 48 + 128, 8);
+	/* Intel's TDX QE: ISV product ID 2 */
+	CHECK(q.qe_report.isv_prod_id == 2);
+	free(b);
+}
+
+TEST(tdx_builtin_root_is_intels)
+{
+	static const char want[] =
+	    "44a0196b2b99f889b8e149e95b807a350e7424964399e885a7cbb8ccfab674d3";
+	uint8_t h[32], w[32];
+	br_sha256_context sc;
+	size_t len, dl;
+	uint8_t *pem = load("tdx/pckcrl-issuer-chain.pem", &len), der[2048];
+	const char *second;
+
+	CHECK(pem);
+	br_sha256_init(&sc);
+	br_sha256_update(&sc, tdx_intel_sgx_root, tdx_intel_sgx_root_len);
+	br_sha256_out(&sc, h);
+	CHECK(harness_unhex(want, w, sizeof w) == 32);
+	CHECK_BYTES(h, w, 32);
+	/* the root PCS names in its issuer chains (the second certificate) */
+	second = strstr(strstr((char *)pem, "-----END CERTIFICATE-----") + 1, "-----BEGIN");
+	CHECK(second);
+	CHECK(pem_decode(second, len - (size_t)((uint8_t *)second - pem), "CERTIFICATE", der,
+			 sizeof der, &dl) == 0);
+	CHECK(dl == tdx_intel_sgx_root_len);
+	CHECK_BYTES(der, tdx_intel_sgx_root, dl);
+	free(pem);
+}
+
+/* Every single-bit flip in [from, to) refused. */
+static int flips_refused(uint8_t *b, size_t len, size_t from, size_t to, const char *what)
+{
+	char err[256];
+
+	for (size_t i = from; i < to; i++)
+		for (int k = 0; k < 8; k++) {
+			b[i] ^= (uint8_t)(1 << k);
+			if (verify(b, len, AT, err, sizeof err) == 0) {
+				harness_fail(__FILE__, __LINE__,
+					     "%s: byte %zu bit %d flipped: accepted", what, i, k);
+				return 0;
+			}
+			b[i] ^= (uint8_t)(1 << k);
+		}
+	if (verify(b, len, AT, err, sizeof err) < 0) {
+		harness_fail(__FILE__, __LINE__, "%s: unflipped refused: %s", what, err);
+		return 0;
+	}
+	return 1;
+}
+
+TEST(tdx_every_flip_of_header_body_and_signature_refused)
+{
+	size_t len;
+	uint8_t *b = load(QUOTE, &len);
+
+	CHECK(b);
+	CHECK(flips_refused(b, len, 0, TDX_SIGNED_LEN, "header/body"));
+	/* the length, the signature r || s, the attestation key */
+	CHECK(flips_refused(b, len, TDX_SIGNED_LEN, TDX_SIGNED_LEN + 4 + 128, "signature"));
+	free(b);
+}
+
+TEST(tdx_every_flip_of_qe_report_and_its_signature_refused)
+{
+	size_t len, qe = TDX_SIGNED_LEN + 4 + 128 + 6;
+	uint8_t *b = load(QUOTE, &len);
+
+	CHECK(b);
+	/* the certification data header, the QE report, its signature, the QE auth data and
+	 * the PCK chain's header */
+	CHECK(flips_refused(b, len, qe - 6, qe + TDX_QE_REPORT_LEN + 64 + 2 + 32 + 6, "qe report"));
+	free(b);
+}
+
+static int refused_with(uint8_t *b, size_t len, time_t at, const char *want)
+{
+	char err[256] = "";
+
+	if (verify(b, len, at, err, sizeof err) == 0) {
+		harness_fail(__FILE__, __LINE__, "accepted, wanted \"%s\"", want);
+		return 0;
+	}
+	if (!strstr(err, want)) {
+		harness_fail(__FILE__, __LINE__, "refused with \"%s\", wanted \"%s\"", err, want);
+		return 0;
+	}
+	return 1;
+}
+
+TEST(tdx_refusals_name_the_check)
+{
+	size_t len;
+	uint8_t *b = load(QUOTE, &len);
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+	char err[256];
+
+	CHECK(b);
+	/* validity: before the PCK (2022-09-20) and after it (2029-09-20) */
+	CHECK(refused_with(b, len, 1640995200 /* 2022-01-01 */,
+			   "the PCK certificate is not valid at the time"));
+	CHECK(refused_with(b, len, 1893456000 /* 2030-01-01 */,
+			   "the PCK certificate is not valid at the time"));
+	/* the header */
+	b[0] = 3;
+	CHECK(refused_with(b, len, AT, "header version 3, not 4"));
+	b[0] = 4;
+	b[2] = 3;
+	CHECK(refused_with(b, len, AT, "attestation key type 3"));
+	b[2] = 2;
+	b[4] = 0;
+	CHECK(refused_with(b, len, AT, "TEE type 0x0, not 0x81"));
+	b[4] = 0x81;
+	/* a signature of the right form that is not the quote's */
+	b[TDX_SIGNED_LEN + 4 + 5] ^= 1;
+	CHECK(refused_with(b, len, AT, "the quote's ECDSA P-256 signature does not verify"));
+	b[TDX_SIGNED_LEN + 4 + 5] ^= 1;
+	/* the QE report */
+	b[TDX_SIGNED_LEN + 4 + 128 + 6 + 100] ^= 1;
+	CHECK(refused_with(b, len, AT, "qe report: its signature does not verify"));
+	b[TDX_SIGNED_LEN + 4 + 128 + 6 + 100] ^= 1;
+	/* the QE auth data */
+	b[TDX_SIGNED_LEN + 4 + 128 + 6 + 384 + 64 + 2] ^= 1;
+	CHECK(refused_with(b, len, AT, "qe report: its report data is not SHA-256"));
+	b[TDX_SIGNED_LEN + 4 + 128 + 6 + 384 + 64 + 2] ^= 1;
+	/* every truncation refused, with a length named */
+	for (size_t n = 0; n < 4935; n++)
+		if (verify(b, n, AT, err, sizeof err) == 0)
+			return harness_fail(__FILE__, __LINE__, "truncated to %zu: accepted", n);
+	CHECK(refused_with(b, 600, AT, "shorter than header and body"));
+	CHECK(refused_with(b, 700, AT, "signature data of 4299 bytes, only 64 follow"));
+	/* another root */
+	tdx_verify_opts_init(&o);
+	o.at = AT;
+	o.root = b; /* not a certificate */
+	o.root_len = 100;
+	CHECK(tdx_verify(b, len, &o, &q, err, sizeof err) < 0);
+	CHECK(strstr(err, "the trusted root is not"));
+	CHECK(verify(b, len, AT, err, sizeof err) == 0);
+	free(b);
+}
+
+TEST(tdx_quote_parse_bounds)
+{
+	uint8_t q[TDX_SIGNED_LEN + 4 + 128 + 6 + 384 + 64 + 2 + 6 + 1] = {0};
+	struct tdx_quote tq;
+	char err[256];
+	size_t n = sizeof q, o = TDX_SIGNED_LEN;
+	uint32_t sd = (uint32_t)(n - o - 4), cd = sd - 128 - 6;
+
+	q[0] = 4;
+	q[2] = 2;
+	q[4] = 0x81;
+	q[o] = (uint8_t)sd;
+	q[o + 1] = (uint8_t)(sd >> 8);
+	o += 4 + 128;
+	q[o] = 6;
+	q[o + 2] = (uint8_t)cd;
+	q[o + 3] = (uint8_t)(cd >> 8);
+	o += 6 + 384 + 64;
+	o += 2; /* no auth data */
+	q[o] = 5;
+	q[o + 2] = 1;
+	CHECK(tdx_quote_parse(q, n, &tq, err, sizeof err) == 0);
+	CHECK(tq.pck_pem_len == 1 && tq.qe_auth_len == 0 && tq.len == n);
+	/* an auth data length past the end */
+	q[o - 2] = 9;
+	CHECK(tdx_quote_parse(q, n, &tq, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "QE authentication data of 9 bytes, only 7 left"));
+	q[o - 2] = 0;
+	/* a PCK chain length that is not what is left */
+	q[o + 2] = 2;
+	CHECK(tdx_quote_parse(q, n, &tq, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "PCK chain of 2 bytes, the certification data leaves 1"));
+	q[o + 2] = 1;
+	q[o] = 1;
+	CHECK(tdx_quote_parse(q, n, &tq, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "QE certification data type 1, not 5"));
+	q[o] = 5;
+	/* the outer certification data length */
+	q[TDX_SIGNED_LEN + 4 + 128 + 2] ^= 1;
+	CHECK(tdx_quote_parse(q, n, &tq, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "certification data of"));
+	q[TDX_SIGNED_LEN + 4 + 128 + 2] ^= 1;
+	/* a signature data length of 4 GiB */
+	memset(q + TDX_SIGNED_LEN, 0xff, 4);
+	CHECK(tdx_quote_parse(q, n, &tq, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "signature data of 4294967295 bytes"));
+	/* too large */
+	CHECK(tdx_quote_parse(q, TDX_QUOTE_MAX + 1, &tq, err, sizeof err) == -EINVAL);
+}
