@@ -274,3 +274,49 @@ TEST(tdx_quote_parse_bounds)
 	/* too large */
 	CHECK(tdx_quote_parse(q, TDX_QUOTE_MAX + 1, &tq, err, sizeof err) == -EINVAL);
 }
+
+/* The PCK chain: every single-bit flip of each certificate's DER (written back as the same
+ * PEM, 64-character lines as Intel's) refused. */
+TEST(tdx_every_flip_of_the_pck_chain_refused)
+{
+	size_t len, off, dl, pl;
+	uint8_t *b = load(QUOTE, &len), der[2048];
+	char pem[4096], err[256];
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+	int certs = 0;
+
+	CHECK(b);
+	tdx_verify_opts_init(&o);
+	o.at = AT;
+	CHECK(tdx_verify(b, len, &o, &q, err, sizeof err) == 0);
+	off = (size_t)(q.pck_pem - b);
+	for (char *s = (char *)b + off; (s = strstr(s, "-----BEGIN")); s++, certs++) {
+		int n;
+
+		CHECK(pem_decode(s, len - (size_t)((uint8_t *)s - b), "CERTIFICATE", der,
+				 sizeof der, &dl) == 0);
+		n = pem_encode("CERTIFICATE", der, dl, pem, sizeof pem);
+		CHECK(n > 0);
+		pl = (size_t)n;
+		/* the same text: a flip of the DER is a flip of this PEM block */
+		CHECK(!memcmp(s, pem, pl));
+		for (size_t i = 0; i < dl; i++)
+			for (int k = 0; k < 8; k++) {
+				der[i] ^= (uint8_t)(1 << k);
+				CHECK(pem_encode("CERTIFICATE", der, dl, pem, sizeof pem) == n);
+				memcpy(s, pem, pl);
+				if (tdx_verify(b, len, &o, &q, err, sizeof err) == 0)
+					return harness_fail(__FILE__, __LINE__,
+							    "certificate %d byte %zu bit %d "
+							    "flipped: accepted",
+							    certs + 1, i, k);
+				der[i] ^= (uint8_t)(1 << k);
+			}
+		CHECK(pem_encode("CERTIFICATE", der, dl, pem, sizeof pem) == n);
+		memcpy(s, pem, pl);
+	}
+	CHECK(certs == 3);
+	CHECK(tdx_verify(b, len, &o, &q, err, sizeof err) == 0);
+	free(b);
+}
