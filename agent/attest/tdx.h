@@ -88,14 +88,20 @@ struct tdx_verify_opts {
 	time_t at;	     /* every certificate valid at this time */
 	const uint8_t *root; /* DER: trust only this root (tests); NULL: Intel's SGX Root CA */
 	size_t root_len;
+	/* CRLs, DER as PCS serves them; NULL: not checked. The PCK CRL of the PCK's CA (PCS
+	 * "pckcrl", signed by the Platform or Processor CA of the quote's chain) and the root
+	 * CA's CRL (signed by the root). Each must be current at o->at. */
+	const uint8_t *pck_crl, *root_crl;
+	size_t pck_crl_len, root_crl_len;
 };
 void tdx_verify_opts_init(struct tdx_verify_opts *o);
 
 /* Verifies a quote's signatures: the PCK chain from its certification data to the SGX Root
  * CA (ECDSA P-256 SHA-256, validity at o->at), the QE report's signature by the PCK, the QE
  * report data binding the attestation key and QE authentication data, and the quote's
- * signature over header and body by the attestation key. Not yet: CRLs, TCB info, QE
- * identity, policy (docs/tdx.md). 0, or -EINVAL with one line in err. */
+ * signature over header and body by the attestation key; with the CRLs given, that neither
+ * the PCK nor its CA is revoked. Not yet: TCB info, QE identity, policy (docs/tdx.md). 0, or
+ * -EINVAL with one line in err. */
 int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, struct tdx_quote *q,
 	       char *err, size_t errlen);
 

@@ -95,6 +95,49 @@ static int cert_signed_by(const struct x509_cert *c, const struct x509_cert *iss
 	return 0;
 }
 
+/* A CRL of issuer: signed by it with ECDSA SHA-256, current at at, not revoking serial. */
+static int check_crl(const uint8_t *der, size_t len, const char *what,
+		     const struct x509_cert *issuer, const struct der_in *serial,
+		     const char *serial_of, time_t at, char *err, size_t errlen)
+{
+	struct x509_crl crl;
+	br_sha256_context sc;
+	uint8_t h[32];
+
+	if (x509_crl_parse(der, len, &crl) < 0)
+		return errbuf_set(err, errlen, "tdx: crl: the %s does not parse as an X.509 v2 CRL",
+				  what);
+	if (!der_oid_is(&crl.sigalg_oid, oid_ecdsa_sha256, sizeof oid_ecdsa_sha256) ||
+	    crl.sigalg_raw.len != 2 + 2 + sizeof oid_ecdsa_sha256)
+		return errbuf_set(err, errlen, "tdx: crl: the %s is not signed with ECDSA SHA-256",
+				  what);
+	if (crl.issuer_raw.len != issuer->subject_raw.len ||
+	    memcmp(crl.issuer_raw.p, issuer->subject_raw.p, crl.issuer_raw.len))
+		return errbuf_set(err, errlen, "tdx: crl: the %s is not issued by the %s's issuer",
+				  what, serial_of);
+	br_sha256_init(&sc);
+	br_sha256_update(&sc, crl.tbs_raw.p, crl.tbs_raw.len);
+	br_sha256_out(&sc, h);
+	if (!p256_verify_asn1(issuer->key.p, issuer->key.len, h, sizeof h, crl.sig.p, crl.sig.len))
+		return errbuf_set(err, errlen,
+				  "tdx: crl: the %s's signature does not verify with its issuer's "
+				  "key",
+				  what);
+	if (at < crl.this_update)
+		return errbuf_set(err, errlen,
+				  "tdx: crl: the %s's thisUpdate is after the time of the check",
+				  what);
+	if (at > crl.next_update)
+		return errbuf_set(err, errlen,
+				  "tdx: crl: the %s's nextUpdate has passed at the time of the "
+				  "check: it is out of date",
+				  what);
+	if (x509_crl_revokes(&crl, serial))
+		return errbuf_set(err, errlen, "tdx: crl: the %s is revoked by the %s", serial_of,
+				  what);
+	return 0;
+}
+
 /* ECDSA P-256 over SHA-256(msg): key x || y and signature r || s, big-endian, as the quote
  * carries them. */
 static int ecdsa_p256_raw_verify(const uint8_t *xy, const uint8_t *msg, size_t len,
@@ -225,6 +268,12 @@ static int check_chain(const struct tdx_quote *q, const struct tdx_verify_opts *
 		return errbuf_set(err, errlen,
 				  "tdx: validity: the PCK certificate is not valid at the time of "
 				  "the check");
+	if (o->root_crl && (r = check_crl(o->root_crl, o->root_crl_len, "root CA CRL", &trusted,
+					  &ca.serial, "PCK's CA", o->at, err, errlen)) < 0)
+		return r;
+	if (o->pck_crl && (r = check_crl(o->pck_crl, o->pck_crl_len, "PCK CRL", &ca, &pck->serial,
+					 "PCK certificate", o->at, err, errlen)) < 0)
+		return r;
 	return 0;
 }
 

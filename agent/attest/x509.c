@@ -126,3 +126,70 @@ int x509_issued_by(const struct x509_cert *c, const struct x509_cert *issuer)
 	return c->issuer_raw.len == issuer->subject_raw.len &&
 	       !memcmp(c->issuer_raw.p, issuer->subject_raw.p, c->issuer_raw.len);
 }
+
+/* The next revoked entry's serial: 1, 0 at the end, -EBADMSG. */
+static int crl_next(struct der_in *rev, struct der_in *serial)
+{
+	struct der_in ent, ext;
+	time_t t;
+
+	if (!rev->len)
+		return 0;
+	if (der_expect(rev, DER_SEQUENCE, &ent, NULL) < 0 ||
+	    der_expect(&ent, DER_INTEGER, serial, NULL) < 0 || der_time(&ent, &t) < 0)
+		return -EBADMSG;
+	if (ent.len && (der_expect(&ent, DER_SEQUENCE, &ext, NULL) < 0 || ent.len))
+		return -EBADMSG;
+	return 1;
+}
+
+int x509_crl_parse(const uint8_t *der, size_t len, struct x509_crl *c)
+{
+	struct der_in in = {der, len}, crl, tbs, alg, alg2, tmp, ver, rev, serial;
+	uint8_t tag;
+	int r;
+
+	memset(c, 0, sizeof *c);
+	if (der_expect(&in, DER_SEQUENCE, &crl, NULL) < 0 || in.len ||
+	    der_expect(&crl, DER_SEQUENCE, &tbs, &c->tbs_raw) < 0 ||
+	    der_expect(&crl, DER_SEQUENCE, &alg, &c->sigalg_raw) < 0 ||
+	    der_expect(&alg, DER_OID, &c->sigalg_oid, NULL) < 0 ||
+	    der_expect(&crl, DER_BIT_STRING, &c->sig, NULL) < 0 || crl.len || bits(&c->sig) < 0)
+		return -EBADMSG;
+	if (der_expect(&tbs, DER_INTEGER, &ver, NULL) < 0 || ver.len != 1 || ver.p[0] != 1 ||
+	    der_expect(&tbs, DER_SEQUENCE, &tmp, &alg2) < 0 || alg2.len != c->sigalg_raw.len ||
+	    memcmp(alg2.p, c->sigalg_raw.p, alg2.len) ||
+	    der_expect(&tbs, DER_SEQUENCE, &tmp, &c->issuer_raw) < 0 ||
+	    x509_name_cn(tmp, &alg) < 0 || der_time(&tbs, &c->this_update) < 0 ||
+	    der_time(&tbs, &c->next_update) < 0)
+		return -EBADMSG;
+	switch (der_expect(&tbs, DER_SEQUENCE, &c->revoked, NULL)) {
+	case 0:
+		break;
+	case -ENOENT: /* none revoked (der_expect left the next element's content) */
+		c->revoked.p = NULL;
+		c->revoked.len = 0;
+		break;
+	default:
+		return -EBADMSG;
+	}
+	/* crlExtensions [0] */
+	if (der_expect(&tbs, 0xa0, &tmp, NULL) == -EBADMSG)
+		return -EBADMSG;
+	if (tbs.len || der_next(&tbs, &tag, &tmp, NULL) == 0)
+		return -EBADMSG;
+	rev = c->revoked;
+	while ((r = crl_next(&rev, &serial)) > 0)
+		;
+	return r;
+}
+
+int x509_crl_revokes(const struct x509_crl *c, const struct der_in *serial)
+{
+	struct der_in rev = c->revoked, s;
+
+	while (crl_next(&rev, &s) > 0)
+		if (s.len == serial->len && !memcmp(s.p, serial->p, s.len))
+			return 1;
+	return 0;
+}

@@ -48,4 +48,16 @@ int x509_valid_at(const struct x509_cert *c, time_t at);
 /* c's issuer Name is issuer's subject Name, byte for byte */
 int x509_issued_by(const struct x509_cert *c, const struct x509_cert *issuer);
 
+/* A CRL (RFC 5280 §5.1), v2: the signed TBS, the signature, its issuer Name, thisUpdate and
+ * nextUpdate (required here, as in every CRL Intel's PCS issues), the revoked serials. */
+struct x509_crl {
+	struct der_in tbs_raw, sigalg_raw, sigalg_oid, sig, issuer_raw;
+	time_t this_update, next_update;
+	struct der_in revoked; /* the content of revokedCertificates, or empty */
+};
+/* 0 or -EBADMSG; every revoked entry is well formed. */
+int x509_crl_parse(const uint8_t *der, size_t len, struct x509_crl *c);
+/* 1 when serial (an INTEGER's content, as in struct x509_cert) is in the CRL, else 0. */
+int x509_crl_revokes(const struct x509_crl *c, const struct der_in *serial);
+
 #endif

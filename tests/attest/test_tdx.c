@@ -11,6 +11,7 @@
 #include <bearssl.h>
 
 #include "attest/tdx.h"
+#include "attest/x509.h"
 #include "base/base.h"
 #include "harness.h"
 
@@ -319,4 +320,81 @@ TEST(tdx_every_flip_of_the_pck_chain_refused)
 	CHECK(certs == 3);
 	CHECK(tdx_verify(b, len, &o, &q, err, sizeof err) == 0);
 	free(b);
+}
+
+/* The CRLs of the recorded collateral (tdx/pckcrl: thisUpdate 2023-06-08, nextUpdate
+ * 2023-07-08 07:27:52Z; tdx/rootcrl.der: 2023-04-03 to 2024-04-02). */
+static int verify_crls(uint8_t *b, size_t len, uint8_t *pck, size_t pl, uint8_t *root, size_t rl,
+		       time_t at, char *err, size_t errlen)
+{
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+
+	tdx_verify_opts_init(&o);
+	o.at = at;
+	o.pck_crl = pck;
+	o.pck_crl_len = pl;
+	o.root_crl = root;
+	o.root_crl_len = rl;
+	return tdx_verify(b, len, &o, &q, err, errlen);
+}
+
+TEST(tdx_crls_checked)
+{
+	size_t len, pl, rl;
+	uint8_t *b = load(QUOTE, &len), *pck = load("tdx/pckcrl", &pl),
+		*root = load("tdx/rootcrl.der", &rl);
+	char err[256] = "";
+
+	CHECK(b && pck && root);
+	if (verify_crls(b, len, pck, pl, root, rl, AT, err, sizeof err) < 0)
+		return harness_fail(__FILE__, __LINE__, "refused: %s", err);
+	/* after the PCK CRL's nextUpdate, before its thisUpdate */
+	CHECK(verify_crls(b, len, pck, pl, root, rl, 1688860800 /* 2023-07-09 */, err, sizeof err) <
+	      0);
+	CHECK(strstr(err, "the PCK CRL's nextUpdate has passed"));
+	CHECK(verify_crls(b, len, pck, pl, root, rl, 1686009600 /* 2023-06-06 */, err, sizeof err) <
+	      0);
+	CHECK(strstr(err, "the PCK CRL's thisUpdate is after"));
+	/* the two swapped */
+	CHECK(verify_crls(b, len, root, rl, pck, pl, AT, err, sizeof err) < 0);
+	CHECK(strstr(err, "the root CA CRL is not issued by"));
+	/* every byte of either changed */
+	for (size_t i = 0; i < pl; i++) {
+		pck[i] ^= 0x01;
+		if (verify_crls(b, len, pck, pl, root, rl, AT, err, sizeof err) == 0)
+			return harness_fail(__FILE__, __LINE__,
+					    "PCK CRL byte %zu changed: accepted", i);
+		pck[i] ^= 0x01;
+	}
+	for (size_t i = 0; i < rl; i++) {
+		root[i] ^= 0x80;
+		if (verify_crls(b, len, pck, pl, root, rl, AT, err, sizeof err) == 0)
+			return harness_fail(__FILE__, __LINE__,
+					    "root CA CRL byte %zu changed: accepted", i);
+		root[i] ^= 0x80;
+	}
+	CHECK(verify_crls(b, len, pck, pl, root, rl, AT, err, sizeof err) == 0);
+	free(b);
+	free(pck);
+	free(root);
+}
+
+TEST(tdx_crl_revoked_serials)
+{
+	size_t pl;
+	uint8_t *pck = load("tdx/pckcrl", &pl), s1[20], s2[20];
+	struct x509_crl crl;
+	struct der_in listed = {s1, sizeof s1}, ours = {s2, sizeof s2};
+
+	CHECK(pck);
+	CHECK(x509_crl_parse(pck, pl, &crl) == 0);
+	/* the first of its 44 entries, and the production quote's PCK */
+	CHECK(harness_unhex("6fc34e5023e728923435d61aa4b83c618166ad35", s1, sizeof s1) == 20);
+	CHECK(harness_unhex("bba6c175d838b8df3900cc3411f24f512d104102", s2, sizeof s2) == 20);
+	CHECK(x509_crl_revokes(&crl, &listed));
+	CHECK(!x509_crl_revokes(&crl, &ours));
+	s1[19] ^= 1;
+	CHECK(!x509_crl_revokes(&crl, &listed));
+	free(pck);
 }
