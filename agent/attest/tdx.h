@@ -72,7 +72,8 @@ struct tdx_quote {
 	size_t qe_auth_len;
 	const uint8_t *pck_pem; /* the PCK chain: PCK, Platform/Processor CA, Root CA, PEM */
 	size_t pck_pem_len;
-	size_t len; /* where the quote ends; bytes after it are not signed */
+	size_t len;		/* where the quote ends; bytes after it are not signed */
+	char qe_tcb_status[32]; /* set by tdx_verify when a QE identity was given */
 };
 
 /* Parses a TDX quote v4 (header version 4, attestation key type 2 = ECDSA P-256, TEE type
@@ -93,6 +94,12 @@ struct tdx_verify_opts {
 	 * CA's CRL (signed by the root). Each must be current at o->at. */
 	const uint8_t *pck_crl, *root_crl;
 	size_t pck_crl_len, root_crl_len;
+	/* QE identity: the body of PCS's qe/identity answer (JSON) and its
+	 * SGX-Enclave-Identity-Issuer-Chain (PEM: Intel SGX TCB Signing, the root); NULL: not
+	 * checked. */
+	const char *qe_identity, *qe_identity_chain;
+	size_t qe_identity_len, qe_identity_chain_len;
+	int allow_qe_out_of_date; /* accept a QE TCB level other than UpToDate (not Revoked) */
 };
 void tdx_verify_opts_init(struct tdx_verify_opts *o);
 

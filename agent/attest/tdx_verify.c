@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <bearssl.h>
+#include <json-c/json.h>
 #include <nettle/ecc-curve.h>
 #include <nettle/ecc.h>
 #include <nettle/ecdsa.h>
@@ -177,9 +179,10 @@ static int cn_is(const struct x509_cert *c, const char *s)
 #define PCK_DER_MAX 4096
 static const char pem_end[] = "-----END CERTIFICATE-----";
 
-/* The PEM chain of the certification data: exactly PCK, CA, root. */
+/* A PEM chain of exactly want certificates (the quote's: PCK, CA, root; PCS's issuer chains:
+ * signer, root). */
 static int split_chain(const uint8_t *pem, size_t len, uint8_t der[][PCK_DER_MAX], size_t *der_len,
-		       char *err, size_t errlen)
+		       size_t want, const char *what, char *err, size_t errlen)
 {
 	size_t off = 0, n = 0;
 
@@ -187,26 +190,24 @@ static int split_chain(const uint8_t *pem, size_t len, uint8_t der[][PCK_DER_MAX
 		const uint8_t *end;
 		int r;
 
-		if (n == TDX_PCK_CHAIN_MAX) {
+		if (n == want) {
 			if (memmem(pem + off, len - off, "-----BEGIN", 10))
-				return errbuf_set(err, errlen,
-						  "tdx: pck chain: more than %d certificates",
-						  TDX_PCK_CHAIN_MAX);
+				return errbuf_set(
+				    err, errlen, "tdx: %s: more than %zu certificates", what, want);
 			return 0;
 		}
 		r = pem_decode((const char *)pem + off, len - off, "CERTIFICATE", der[n],
 			       PCK_DER_MAX, &der_len[n]);
 		if (r == -ENOENT)
-			return errbuf_set(err, errlen,
-					  "tdx: pck chain: %zu certificates, not PCK, CA and root",
-					  n);
+			return errbuf_set(err, errlen, "tdx: %s: %zu certificates, not %zu", what,
+					  n, want);
 		if (r < 0)
-			return errbuf_set(
-			    err, errlen, "tdx: pck chain: certificate %zu is not valid PEM", n + 1);
+			return errbuf_set(err, errlen, "tdx: %s: certificate %zu is not valid PEM",
+					  what, n + 1);
 		end = memmem(pem + off, len - off, pem_end, sizeof pem_end - 1);
 		if (!end)
-			return errbuf_set(err, errlen,
-					  "tdx: pck chain: certificate %zu has no end line", n + 1);
+			return errbuf_set(err, errlen, "tdx: %s: certificate %zu has no end line",
+					  what, n + 1);
 		off = (size_t)(end - pem) + sizeof pem_end - 1;
 		n++;
 	}
@@ -222,7 +223,8 @@ static int check_chain(const struct tdx_quote *q, const struct tdx_verify_opts *
 	size_t trl = o->root ? o->root_len : tdx_intel_sgx_root_len;
 	int r;
 
-	if ((r = split_chain(q->pck_pem, q->pck_pem_len, der, der_len, err, errlen)) < 0)
+	if ((r = split_chain(q->pck_pem, q->pck_pem_len, der, der_len, TDX_PCK_CHAIN_MAX,
+			     "pck chain", err, errlen)) < 0)
 		return r;
 	if (cert_parse(tr, trl, &trusted) < 0)
 		return errbuf_set(err, errlen,
@@ -277,6 +279,228 @@ static int check_chain(const struct tdx_quote *q, const struct tdx_verify_opts *
 	return 0;
 }
 
+/* ---- collateral signed by Intel's TCB signing key (QE identity; TCB info later) ---- */
+
+/* "YYYY-MM-DDTHH:MM:SSZ", as PCS writes issueDate and nextUpdate */
+static int rfc3339_utc(const char *s, time_t *ret)
+{
+	struct tm tm;
+	int n = 0;
+
+	memset(&tm, 0, sizeof tm);
+	if (!s || strlen(s) != 20 ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    n != 20 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	*ret = timegm(&tm);
+	return 0;
+}
+
+/* PCS's signed JSON: {"<name>":{...},"signature":"<128 hex digits>"}, the signature (r || s)
+ * over the bytes of the {...} exactly as sent, by the TCB signing certificate of the issuer
+ * chain (Intel SGX TCB Signing, signed by the trusted root). On success *body is the signed
+ * object, parsed. */
+static int signed_json(const char *doc, size_t len, const char *name, const char *chain,
+		       size_t chain_len, const struct tdx_verify_opts *o, struct json_object **body,
+		       char *err, size_t errlen)
+{
+	static uint8_t der[2][PCK_DER_MAX];
+	size_t der_len[2], pl;
+	struct x509_cert signer, root;
+	const uint8_t *tr = o->root ? o->root : tdx_intel_sgx_root;
+	size_t trl = o->root ? o->root_len : tdx_intel_sgx_root_len;
+	static const char sig_key[] = ",\"signature\":\"";
+	char prefix[64];
+	uint8_t sig[64];
+	struct json_object *all;
+	int r;
+
+	*body = NULL;
+	if ((r = split_chain((const uint8_t *)chain, chain_len, der, der_len, 2, name, err,
+			     errlen)) < 0)
+		return r;
+	if (cert_parse(der[0], der_len[0], &signer) < 0 ||
+	    cert_parse(der[1], der_len[1], &root) < 0)
+		return errbuf_set(err, errlen, "tdx: %s: its issuer chain does not parse", name);
+	if (der_len[1] != trl || memcmp(der[1], tr, trl))
+		return errbuf_set(err, errlen,
+				  "tdx: %s: its issuer chain's root is not the trusted Intel SGX "
+				  "Root CA",
+				  name);
+	if (!cn_is(&signer, "Intel SGX TCB Signing") || cert_signed_by(&signer, &root) < 0)
+		return errbuf_set(err, errlen,
+				  "tdx: %s: its signer is not an Intel SGX TCB Signing certificate "
+				  "signed by the root",
+				  name);
+	if (!x509_valid_at(&signer, o->at) || !x509_valid_at(&root, o->at))
+		return errbuf_set(err, errlen,
+				  "tdx: %s: its issuer chain is not valid at the time of the check",
+				  name);
+	/* the layout: prefix, the signed object, the signature, "}" */
+	pl = (size_t)snprintf(prefix, sizeof prefix, "{\"%s\":", name);
+	if (len < pl + sizeof sig_key - 1 + 128 + 2 || memcmp(doc, prefix, pl) ||
+	    memcmp(doc + len - 2, "\"}", 2) ||
+	    memcmp(doc + len - 2 - 128 - (sizeof sig_key - 1), sig_key, sizeof sig_key - 1) ||
+	    hex_decode(doc + len - 2 - 128, 128, sig, sizeof sig, NULL) < 0)
+		return errbuf_set(err, errlen,
+				  "tdx: %s: not {\"%s\":{...},\"signature\":\"<128 hex>\"}", name,
+				  name);
+	all = json_parse_exact(doc, len);
+	if (!all)
+		return errbuf_set(err, errlen, "tdx: %s: not valid JSON", name);
+	json_object_put(all);
+	if (ecdsa_p256_raw_verify(signer.key.p + 1, (const uint8_t *)doc + pl,
+				  len - pl - 2 - 128 - (sizeof sig_key - 1), sig) < 0)
+		return errbuf_set(err, errlen,
+				  "tdx: %s: its signature does not verify with the TCB signing key",
+				  name);
+	*body = json_parse_exact(doc + pl, len - pl - 2 - 128 - (sizeof sig_key - 1));
+	if (!*body || !json_object_is_type(*body, json_type_object)) {
+		json_object_put(*body);
+		*body = NULL;
+		return errbuf_set(err, errlen, "tdx: %s: the signed part is not a JSON object",
+				  name);
+	}
+	return 0;
+}
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+		   ? json_object_get_string(v)
+		   : NULL;
+}
+
+static int jint(struct json_object *o, const char *k, int64_t *ret)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_int))
+		return -EINVAL;
+	*ret = json_object_get_int64(v);
+	return 0;
+}
+
+/* hex of exactly n bytes */
+static int jhex(struct json_object *o, const char *k, uint8_t *out, size_t n)
+{
+	const char *s = jstr(o, k);
+
+	return s && strlen(s) == 2 * n && hex_decode(s, 2 * n, out, n, NULL) == 0 ? 0 : -EINVAL;
+}
+
+/* The QE identity (Intel's "Enclave Identity" v2 for the TD QE): current at o->at, the QE
+ * report's MISCSELECT, ATTRIBUTES (under their masks), MRSIGNER and ISVPRODID, and the TCB
+ * level of its ISVSVN: the first level whose isvsvn the QE's reaches. */
+static int check_qe_identity(struct tdx_quote *q, const struct tdx_verify_opts *o, char *err,
+			     size_t errlen)
+{
+	struct json_object *id, *levels;
+	const struct tdx_qe_report *qr = &q->qe_report;
+	uint8_t misc[4], misc_mask[4], attr[16], attr_mask[16], mrsigner[32];
+	int64_t version, prodid;
+	time_t issue, next;
+	const char *status = NULL;
+	size_t i;
+	int r = 0;
+
+	if ((r = signed_json(o->qe_identity, o->qe_identity_len, "enclaveIdentity",
+			     o->qe_identity_chain, o->qe_identity_chain_len, o, &id, err, errlen)) <
+	    0)
+		return r;
+	if (!jstr(id, "id") || strcmp(jstr(id, "id"), "TD_QE") || jint(id, "version", &version) ||
+	    version != 2) {
+		r = errbuf_set(err, errlen, "tdx: qe identity: not id TD_QE version 2");
+		goto out;
+	}
+	if (rfc3339_utc(jstr(id, "issueDate"), &issue) < 0 ||
+	    rfc3339_utc(jstr(id, "nextUpdate"), &next) < 0) {
+		r = errbuf_set(err, errlen, "tdx: qe identity: issueDate or nextUpdate malformed");
+		goto out;
+	}
+	if (o->at < issue) {
+		r = errbuf_set(err, errlen, "tdx: qe identity: issued after the time of the check");
+		goto out;
+	}
+	if (o->at > next) {
+		r = errbuf_set(err, errlen,
+			       "tdx: qe identity: its nextUpdate %s has passed at the time of the "
+			       "check: it is out of date",
+			       jstr(id, "nextUpdate"));
+		goto out;
+	}
+	if (jhex(id, "miscselect", misc, 4) || jhex(id, "miscselectMask", misc_mask, 4) ||
+	    jhex(id, "attributes", attr, 16) || jhex(id, "attributesMask", attr_mask, 16) ||
+	    jhex(id, "mrsigner", mrsigner, 32) || jint(id, "isvprodid", &prodid) ||
+	    !json_object_object_get_ex(id, "tcbLevels", &levels) ||
+	    !json_object_is_type(levels, json_type_array)) {
+		r = errbuf_set(err, errlen, "tdx: qe identity: a field is missing or malformed");
+		goto out;
+	}
+	/* MISCSELECT is little-endian in the report, big-endian hex in the identity */
+	for (i = 0; i < 4; i++)
+		if ((((qr->misc_select >> (8 * (3 - i))) & 0xff) & misc_mask[i]) != misc[i]) {
+			r = errbuf_set(
+			    err, errlen,
+			    "tdx: qe identity: the QE's MISCSELECT is not the identity's");
+			goto out;
+		}
+	for (i = 0; i < 16; i++)
+		if ((qr->attributes[i] & attr_mask[i]) != attr[i]) {
+			r = errbuf_set(
+			    err, errlen,
+			    "tdx: qe identity: the QE's ATTRIBUTES are not the identity's");
+			goto out;
+		}
+	if (memcmp(qr->mr_signer, mrsigner, 32)) {
+		r = errbuf_set(err, errlen,
+			       "tdx: qe identity: the QE's MRSIGNER is not the identity's");
+		goto out;
+	}
+	if (prodid != qr->isv_prod_id) {
+		r = errbuf_set(err, errlen,
+			       "tdx: qe identity: the QE's ISVPRODID %u is not the identity's %lld",
+			       qr->isv_prod_id, (long long)prodid);
+		goto out;
+	}
+	for (i = 0; i < json_object_array_length(levels) && i < 64; i++) {
+		struct json_object *l = json_object_array_get_idx(levels, i), *tcb;
+		int64_t svn;
+
+		if (!json_object_object_get_ex(l, "tcb", &tcb) || jint(tcb, "isvsvn", &svn) ||
+		    !jstr(l, "tcbStatus")) {
+			r = errbuf_set(err, errlen, "tdx: qe identity: TCB level %zu malformed", i);
+			goto out;
+		}
+		if (qr->isv_svn >= svn) {
+			status = jstr(l, "tcbStatus");
+			break;
+		}
+	}
+	if (!status) {
+		r = errbuf_set(err, errlen,
+			       "tdx: qe identity: the QE's ISVSVN %u is below every TCB level",
+			       qr->isv_svn);
+		goto out;
+	}
+	snprintf(q->qe_tcb_status, sizeof q->qe_tcb_status, "%s", status);
+	if (!strcmp(status, "UpToDate"))
+		goto out;
+	if (strcmp(status, "Revoked") && o->allow_qe_out_of_date)
+		goto out;
+	r = errbuf_set(err, errlen, "tdx: qe identity: the QE's TCB level (ISVSVN %u) is %s",
+		       qr->isv_svn, status);
+out:
+	json_object_put(id);
+	return r < 0 ? r : 0;
+}
+
 int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, struct tdx_quote *q,
 	       char *err, size_t errlen)
 {
@@ -307,5 +531,7 @@ int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, st
 		return errbuf_set(err, errlen,
 				  "tdx: signature: the quote's ECDSA P-256 signature does not "
 				  "verify with the attestation key");
+	if (o->qe_identity && (r = check_qe_identity(q, o, err, errlen)) < 0)
+		return r;
 	return 0;
 }

@@ -398,3 +398,72 @@ TEST(tdx_crl_revoked_serials)
 	CHECK(!x509_crl_revokes(&crl, &listed));
 	free(pck);
 }
+
+/* The recorded QE identity (tdx/sample_qeIdentity_response: TD_QE v2, issued 2023-06-08,
+ * nextUpdate 2023-07-08T07:24:59Z, ISVSVN 4 UpToDate) with its PCS issuer chain. */
+static int verify_qe_id(uint8_t *b, size_t len, const char *id, size_t il, const char *chain,
+			size_t cl, time_t at, char *err, size_t errlen, char *status)
+{
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+	int r;
+
+	tdx_verify_opts_init(&o);
+	o.at = at;
+	o.qe_identity = id;
+	o.qe_identity_len = il;
+	o.qe_identity_chain = chain;
+	o.qe_identity_chain_len = cl;
+	r = tdx_verify(b, len, &o, &q, err, errlen);
+	if (status)
+		strcpy(status, q.qe_tcb_status);
+	return r;
+}
+
+TEST(tdx_qe_identity_checked)
+{
+	size_t len, il, cl, pl;
+	uint8_t *b = load(QUOTE, &len), *id = load("tdx/sample_qeIdentity_response", &il),
+		*chain = load("tdx/qeidentity-issuer-chain.pem", &cl),
+		*pck = load("tdx/pckcrl-issuer-chain.pem", &pl);
+	char err[256] = "", status[32] = "";
+
+	CHECK(b && id && chain && pck);
+	if (verify_qe_id(b, len, (char *)id, il, (char *)chain, cl, AT, err, sizeof err, status) <
+	    0)
+		return harness_fail(__FILE__, __LINE__, "refused: %s", err);
+	CHECK(!strcmp(status, "UpToDate"));
+	/* after its nextUpdate */
+	CHECK(verify_qe_id(b, len, (char *)id, il, (char *)chain, cl, 1688801100, err, sizeof err,
+			   NULL) < 0);
+	CHECK(strstr(err, "qe identity: its nextUpdate 2023-07-08T07:24:59Z has passed"));
+	/* signed by another chain (the PCK CRL's: Platform CA, not TCB Signing) */
+	CHECK(verify_qe_id(b, len, (char *)id, il, (char *)pck, pl, AT, err, sizeof err, NULL) < 0);
+	CHECK(strstr(err, "not an Intel SGX TCB Signing certificate"));
+	/* every byte changed */
+	for (size_t i = 0; i < il; i++) {
+		id[i] ^= 0x01;
+		if (verify_qe_id(b, len, (char *)id, il, (char *)chain, cl, AT, err, sizeof err,
+				 NULL) == 0)
+			return harness_fail(__FILE__, __LINE__,
+					    "QE identity byte %zu changed: accepted", i);
+		id[i] ^= 0x01;
+	}
+	/* the QE's ISVSVN below the level: the QE report is signed, so the identity asks more */
+	{
+		char *l = strstr((char *)id, "\"isvsvn\":4");
+
+		CHECK(l);
+		l[9] = '5';
+		CHECK(verify_qe_id(b, len, (char *)id, il, (char *)chain, cl, AT, err, sizeof err,
+				   NULL) < 0);
+		CHECK(strstr(err, "its signature does not verify"));
+		l[9] = '4';
+	}
+	CHECK(verify_qe_id(b, len, (char *)id, il, (char *)chain, cl, AT, err, sizeof err, NULL) ==
+	      0);
+	free(b);
+	free(id);
+	free(chain);
+	free(pck);
+}
