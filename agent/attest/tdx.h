@@ -74,6 +74,7 @@ struct tdx_quote {
 	size_t pck_pem_len;
 	size_t len;		/* where the quote ends; bytes after it are not signed */
 	char qe_tcb_status[32]; /* set by tdx_verify when a QE identity was given */
+	char tcb_status[32];	/* set by tdx_verify when a TCB info was given */
 };
 
 /* Parses a TDX quote v4 (header version 4, attestation key type 2 = ECDSA P-256, TEE type
@@ -100,6 +101,10 @@ struct tdx_verify_opts {
 	const char *qe_identity, *qe_identity_chain;
 	size_t qe_identity_len, qe_identity_chain_len;
 	int allow_qe_out_of_date; /* accept a QE TCB level other than UpToDate (not Revoked) */
+	/* TCB info: the body of PCS's tdx/certification/v4/tcb answer (JSON) and its
+	 * TCB-Info-Issuer-Chain (PEM); NULL: not checked. */
+	const char *tcb_info, *tcb_info_chain;
+	size_t tcb_info_len, tcb_info_chain_len;
 };
 void tdx_verify_opts_init(struct tdx_verify_opts *o);
 

@@ -340,7 +340,9 @@ static int signed_json(const char *doc, size_t len, const char *name, const char
 		return errbuf_set(err, errlen,
 				  "tdx: %s: its issuer chain is not valid at the time of the check",
 				  name);
-	/* the layout: prefix, the signed object, the signature, "}" */
+	/* the layout: prefix, the signed object, the signature, "}", maybe a line end */
+	while (len && (doc[len - 1] == '\n' || doc[len - 1] == '\r'))
+		len--;
 	pl = (size_t)snprintf(prefix, sizeof prefix, "{\"%s\":", name);
 	if (len < pl + sizeof sig_key - 1 + 128 + 2 || memcmp(doc, prefix, pl) ||
 	    memcmp(doc + len - 2, "\"}", 2) ||
@@ -501,6 +503,227 @@ out:
 	return r < 0 ? r : 0;
 }
 
+/* The PCK certificate's SGX extensions (Intel's "SGX PCK Certificate and CRL Profile",
+ * 1.2.840.113741.1.13.1): the TCB (16 component SVNs, PCE SVN), the PCE ID and the FMSPC. */
+struct pck_ext {
+	uint8_t comp[16];
+	int64_t pcesvn;
+	uint8_t pceid[2], fmspc[6];
+	unsigned have; /* bit k: comp k; 16 pcesvn; 17 pceid; 18 fmspc */
+};
+
+static const uint8_t oid_sgx[] = {0x2a, 0x86, 0x48, 0x86, 0xf8, 0x4d, 0x01, 0x0d, 0x01};
+
+static int small_int(struct der_in v, int64_t *ret)
+{
+	if (!v.len || v.len > 3 || (v.p[0] & 0x80))
+		return -EBADMSG;
+	*ret = 0;
+	for (size_t i = 0; i < v.len; i++)
+		*ret = *ret << 8 | v.p[i];
+	return 0;
+}
+
+static int pck_ext_parse(const struct x509_cert *c, struct pck_ext *x)
+{
+	struct der_in exts = c->exts, v, seq, ent, oid, val, tcb, te, toid, tval;
+	struct x509_ext e;
+	uint8_t tag;
+	int64_t n;
+
+	memset(x, 0, sizeof *x);
+	while (x509_ext_next(&exts, &e) > 0) {
+		if (!der_oid_is(&e.oid, oid_sgx, sizeof oid_sgx))
+			continue;
+		v = e.val;
+		if (der_expect(&v, DER_SEQUENCE, &seq, NULL) < 0 || v.len)
+			return -EBADMSG;
+		while (seq.len) {
+			if (der_expect(&seq, DER_SEQUENCE, &ent, NULL) < 0 ||
+			    der_expect(&ent, DER_OID, &oid, NULL) < 0 ||
+			    der_next(&ent, &tag, &val, NULL) < 0 || ent.len)
+				return -EBADMSG;
+			if (oid.len != sizeof oid_sgx + 1 || memcmp(oid.p, oid_sgx, sizeof oid_sgx))
+				continue;
+			switch (oid.p[sizeof oid_sgx]) {
+			case 2: /* TCB */
+				if (tag != DER_SEQUENCE)
+					return -EBADMSG;
+				tcb = val;
+				while (tcb.len) {
+					unsigned k;
+
+					if (der_expect(&tcb, DER_SEQUENCE, &te, NULL) < 0 ||
+					    der_expect(&te, DER_OID, &toid, NULL) < 0 ||
+					    der_next(&te, &tag, &tval, NULL) < 0 || te.len)
+						return -EBADMSG;
+					if (toid.len != sizeof oid_sgx + 2 ||
+					    memcmp(toid.p, oid_sgx, sizeof oid_sgx) ||
+					    toid.p[sizeof oid_sgx] != 2)
+						continue;
+					k = toid.p[sizeof oid_sgx + 1];
+					if (k >= 1 && k <= 17) {
+						if (tag != DER_INTEGER || small_int(tval, &n) < 0 ||
+						    (k <= 16 && n > 255))
+							return -EBADMSG;
+						if (k <= 16)
+							x->comp[k - 1] = (uint8_t)n;
+						else
+							x->pcesvn = n;
+						x->have |= 1u << (k - 1);
+					}
+				}
+				break;
+			case 3:
+				if (tag != DER_OCTET_STRING || val.len != 2)
+					return -EBADMSG;
+				memcpy(x->pceid, val.p, 2);
+				x->have |= 1u << 17;
+				break;
+			case 4:
+				if (tag != DER_OCTET_STRING || val.len != 6)
+					return -EBADMSG;
+				memcpy(x->fmspc, val.p, 6);
+				x->have |= 1u << 18;
+				break;
+			}
+		}
+	}
+	return x->have == (1u << 19) - 1 ? 0 : -EBADMSG;
+}
+
+/* the 16 "svn" of a JSON array of components */
+static int jcomps(struct json_object *tcb, const char *k, uint8_t out[16])
+{
+	struct json_object *a;
+
+	if (!json_object_object_get_ex(tcb, k, &a) || !json_object_is_type(a, json_type_array) ||
+	    json_object_array_length(a) != 16)
+		return -EINVAL;
+	for (size_t i = 0; i < 16; i++) {
+		int64_t v;
+
+		if (jint(json_object_array_get_idx(a, i), "svn", &v) || v < 0 || v > 255)
+			return -EINVAL;
+		out[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+/* The TCB info (TDX, version 3): current at o->at, for the PCK's FMSPC and PCE ID, the TDX
+ * module's signer and attributes, and the TCB level: the first whose SGX components and PCE
+ * SVN the PCK's reach and whose TDX components the quote's TEE TCB SVN reaches (from index 2
+ * when TEE_TCB_SVN[1] is not 0). */
+static int check_tcb_info(struct tdx_quote *q, const struct x509_cert *pck,
+			  const struct tdx_verify_opts *o, char *err, size_t errlen)
+{
+	struct json_object *ti, *mod, *levels;
+	struct pck_ext x;
+	uint8_t fmspc[6], pceid[2], mrsigner[48], attr[8], mask[8];
+	int64_t version;
+	time_t issue, next;
+	const char *status = NULL;
+	size_t i, from = q->body.tee_tcb_svn[1] ? 2 : 0;
+	int r;
+
+	if (pck_ext_parse(pck, &x) < 0)
+		return errbuf_set(
+		    err, errlen,
+		    "tdx: pck: its SGX extensions (TCB, PCE ID, FMSPC) are missing or "
+		    "malformed");
+	if ((r = signed_json(o->tcb_info, o->tcb_info_len, "tcbInfo", o->tcb_info_chain,
+			     o->tcb_info_chain_len, o, &ti, err, errlen)) < 0)
+		return r;
+	r = 0;
+	if (!jstr(ti, "id") || strcmp(jstr(ti, "id"), "TDX") || jint(ti, "version", &version) ||
+	    version != 3) {
+		r = errbuf_set(err, errlen, "tdx: tcb info: not id TDX version 3");
+		goto out;
+	}
+	if (rfc3339_utc(jstr(ti, "issueDate"), &issue) < 0 ||
+	    rfc3339_utc(jstr(ti, "nextUpdate"), &next) < 0) {
+		r = errbuf_set(err, errlen, "tdx: tcb info: issueDate or nextUpdate malformed");
+		goto out;
+	}
+	if (o->at < issue) {
+		r = errbuf_set(err, errlen, "tdx: tcb info: issued after the time of the check");
+		goto out;
+	}
+	if (o->at > next) {
+		r = errbuf_set(err, errlen,
+			       "tdx: tcb info: its nextUpdate %s has passed at the time of the "
+			       "check: it is out of date",
+			       jstr(ti, "nextUpdate"));
+		goto out;
+	}
+	if (jhex(ti, "fmspc", fmspc, 6) || jhex(ti, "pceId", pceid, 2) ||
+	    !json_object_object_get_ex(ti, "tdxModule", &mod) ||
+	    jhex(mod, "mrsigner", mrsigner, 48) || jhex(mod, "attributes", attr, 8) ||
+	    jhex(mod, "attributesMask", mask, 8) ||
+	    !json_object_object_get_ex(ti, "tcbLevels", &levels) ||
+	    !json_object_is_type(levels, json_type_array)) {
+		r = errbuf_set(err, errlen, "tdx: tcb info: a field is missing or malformed");
+		goto out;
+	}
+	if (memcmp(fmspc, x.fmspc, 6) || memcmp(pceid, x.pceid, 2)) {
+		r = errbuf_set(err, errlen,
+			       "tdx: tcb info: its FMSPC or PCE ID is not the PCK certificate's");
+		goto out;
+	}
+	if (memcmp(mrsigner, q->body.mr_signer_seam, 48)) {
+		r = errbuf_set(err, errlen,
+			       "tdx: tcb info: MRSIGNERSEAM is not the TDX module's signer");
+		goto out;
+	}
+	for (i = 0; i < 8; i++)
+		if ((q->body.seam_attributes[i] & mask[i]) != attr[i]) {
+			r = errbuf_set(err, errlen,
+				       "tdx: tcb info: SEAMATTRIBUTES are not the TDX module's");
+			goto out;
+		}
+	for (i = 0; i < json_object_array_length(levels) && i < 128; i++) {
+		struct json_object *l = json_object_array_get_idx(levels, i), *tcb;
+		uint8_t sgx[16], tdx[16];
+		int64_t pcesvn;
+		size_t k;
+
+		if (!json_object_object_get_ex(l, "tcb", &tcb) ||
+		    jcomps(tcb, "sgxtcbcomponents", sgx) || jcomps(tcb, "tdxtcbcomponents", tdx) ||
+		    jint(tcb, "pcesvn", &pcesvn) || !jstr(l, "tcbStatus")) {
+			r = errbuf_set(err, errlen, "tdx: tcb info: TCB level %zu malformed", i);
+			goto out;
+		}
+		for (k = 0; k < 16 && x.comp[k] >= sgx[k]; k++)
+			;
+		if (k < 16 || x.pcesvn < pcesvn)
+			continue;
+		for (k = from; k < 16 && q->body.tee_tcb_svn[k] >= tdx[k]; k++)
+			;
+		if (k < 16)
+			continue;
+		status = jstr(l, "tcbStatus");
+		break;
+	}
+	if (!status) {
+		r = errbuf_set(err, errlen,
+			       "tdx: tcb info: no TCB level that the platform reaches (PCK CPU SVN "
+			       "%u,%u,%u,%u,%u,%u,%u,%u..., PCE SVN %lld, TEE TCB SVN "
+			       "%02x%02x%02x%02x...)",
+			       x.comp[0], x.comp[1], x.comp[2], x.comp[3], x.comp[4], x.comp[5],
+			       x.comp[6], x.comp[7], (long long)x.pcesvn, q->body.tee_tcb_svn[0],
+			       q->body.tee_tcb_svn[1], q->body.tee_tcb_svn[2],
+			       q->body.tee_tcb_svn[3]);
+		goto out;
+	}
+	snprintf(q->tcb_status, sizeof q->tcb_status, "%s", status);
+	if (strcmp(status, "UpToDate"))
+		r = errbuf_set(err, errlen, "tdx: tcb info: the platform's TCB level is %s",
+			       status);
+out:
+	json_object_put(ti);
+	return r < 0 ? r : 0;
+}
+
 int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, struct tdx_quote *q,
 	       char *err, size_t errlen)
 {
@@ -532,6 +755,8 @@ int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, st
 				  "tdx: signature: the quote's ECDSA P-256 signature does not "
 				  "verify with the attestation key");
 	if (o->qe_identity && (r = check_qe_identity(q, o, err, errlen)) < 0)
+		return r;
+	if (o->tcb_info && (r = check_tcb_info(q, &pck, o, err, errlen)) < 0)
 		return r;
 	return 0;
 }

@@ -467,3 +467,57 @@ TEST(tdx_qe_identity_checked)
 	free(chain);
 	free(pck);
 }
+
+/* The recorded TCB info (tdx/sample_tcbInfo_response: TDX v3, FMSPC 50806f000000, nextUpdate
+ * 2023-07-18T08:42:58Z) with its PCS issuer chain. Its signature, FMSPC, PCE ID and TDX
+ * module hold for the production quote, but both its TCB levels ask for more than the quote's
+ * platform has (docs/tdx.md), so Intel's level selection finds none: refused, saying so. */
+static int verify_tcb(uint8_t *b, size_t len, const char *ti, size_t tl, const char *chain,
+		      size_t cl, time_t at, char *err, size_t errlen)
+{
+	struct tdx_verify_opts o;
+	struct tdx_quote q;
+
+	tdx_verify_opts_init(&o);
+	o.at = at;
+	o.tcb_info = ti;
+	o.tcb_info_len = tl;
+	o.tcb_info_chain = chain;
+	o.tcb_info_chain_len = cl;
+	return tdx_verify(b, len, &o, &q, err, errlen);
+}
+
+TEST(tdx_tcb_info_checked)
+{
+	size_t len, tl, cl;
+	uint8_t *b = load(QUOTE, &len), *ti = load("tdx/sample_tcbInfo_response", &tl),
+		*chain = load("tdx/tcbinfo-issuer-chain.pem", &cl);
+	char err[256] = "";
+	static const char none[] =
+	    "tdx: tcb info: no TCB level that the platform reaches (PCK "
+	    "CPU SVN 3,3,2,2,2,1,0,2..., PCE SVN 11, TEE TCB SVN 03000400...)";
+
+	CHECK(b && ti && chain);
+	CHECK(verify_tcb(b, len, (char *)ti, tl, (char *)chain, cl, AT, err, sizeof err) < 0);
+	if (strcmp(err, none))
+		return harness_fail(__FILE__, __LINE__, "refused with \"%s\"", err);
+	/* after its nextUpdate */
+	CHECK(verify_tcb(b, len, (char *)ti, tl, (char *)chain, cl, 1689670979, err, sizeof err) <
+	      0);
+	CHECK(strstr(err, "tcb info: its nextUpdate 2023-07-18T08:42:58Z has passed"));
+	/* every byte changed: refused before the level selection */
+	for (size_t i = 0; i < tl; i++) {
+		ti[i] ^= 0x01;
+		if (verify_tcb(b, len, (char *)ti, tl, (char *)chain, cl, AT, err, sizeof err) ==
+			0 ||
+		    !strcmp(err, none))
+			return harness_fail(__FILE__, __LINE__,
+					    "TCB info byte %zu changed: not refused by its "
+					    "signature (%s)",
+					    i, err);
+		ti[i] ^= 0x01;
+	}
+	free(b);
+	free(ti);
+	free(chain);
+}
