@@ -521,3 +521,66 @@ TEST(tdx_tcb_info_checked)
 	free(ti);
 	free(chain);
 }
+
+/* Intel's level selection on test collateral (tests/attest/tdx-test/make.py): a quote through
+ * a test chain whose PCK carries SGX extensions, TCB infos signed by a test TCB signing key. */
+static uint8_t *fixture(const char *name, size_t *len)
+{
+	char path[256];
+	FILE *f;
+	uint8_t *b = malloc(8192);
+
+	snprintf(path, sizeof path, "tests/attest/tdx-test/%s", name);
+	f = fopen(path, "rb");
+	if (!f || !b) {
+		if (f)
+			fclose(f);
+		free(b);
+		return NULL;
+	}
+	*len = fread(b, 1, 8192, f);
+	fclose(f);
+	return b;
+}
+
+TEST(tdx_tcb_level_selection)
+{
+	size_t ql, rl, cl, ul, ol;
+	uint8_t *q = fixture("quote.dat", &ql), *root = fixture("root.der", &rl),
+		*chain = fixture("tcbinfo-issuer-chain.pem", &cl),
+		*up = fixture("tcbinfo-uptodate.json", &ul),
+		*out = fixture("tcbinfo-outofdate.json", &ol);
+	struct tdx_verify_opts o;
+	struct tdx_quote tq;
+	char err[256] = "";
+
+	CHECK(q && root && chain && up && out);
+	tdx_verify_opts_init(&o);
+	o.at = 1798761600; /* 2027-01-01 */
+	o.root = root;
+	o.root_len = rl;
+	o.tcb_info_chain = (char *)chain;
+	o.tcb_info_chain_len = cl;
+	o.tcb_info = (char *)up;
+	o.tcb_info_len = ul;
+	if (tdx_verify(q, ql, &o, &tq, err, sizeof err) < 0)
+		return harness_fail(__FILE__, __LINE__, "refused: %s", err);
+	CHECK(!strcmp(tq.tcb_status, "UpToDate"));
+	/* the first level asks for SGX component 1 = 6: the second, OutOfDate, is chosen */
+	o.tcb_info = (char *)out;
+	o.tcb_info_len = ol;
+	CHECK(tdx_verify(q, ql, &o, &tq, err, sizeof err) < 0);
+	CHECK(!strcmp(tq.tcb_status, "OutOfDate"));
+	CHECK(strstr(err, "the platform's TCB level is OutOfDate"));
+	/* the built-in root refuses the test chain */
+	o.root = NULL;
+	o.tcb_info = (char *)up;
+	o.tcb_info_len = ul;
+	CHECK(tdx_verify(q, ql, &o, &tq, err, sizeof err) < 0);
+	CHECK(strstr(err, "not the trusted Intel SGX Root CA"));
+	free(q);
+	free(root);
+	free(chain);
+	free(up);
+	free(out);
+}
