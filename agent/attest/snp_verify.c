@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "base/der.h"
+#include "x509.h"
 #include "snp.h"
 
 /* RSASSA-PSS, SHA-384, MGF1 SHA-384, salt 48, as AMD's certificates carry it: with the
@@ -34,45 +35,20 @@ static const uint8_t pss_alg_default_trailer[] = {
 static const uint8_t oid_rsa[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
 static const uint8_t oid_ec[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01};
 static const uint8_t oid_p384[] = {0x2b, 0x81, 0x04, 0x00, 0x22};
-static const uint8_t oid_cn[] = {0x55, 0x04, 0x03};
 /* 1.3.6.1.4.1.3704.1: AMD's VCEK/VLEK extensions; .3.N the TCB parts, .4 the hardware ID */
 static const uint8_t oid_amd[] = {0x2b, 0x06, 0x01, 0x04, 0x01, 0x9c, 0x78, 0x01};
 
 enum { KEY_RSA = 1, KEY_P384 };
 
 struct cert {
-	struct der_in tbs_raw, sigalg_raw, sig, issuer_raw, subject_raw;
-	struct der_in n, e, point, cn;
-	time_t not_before, not_after;
+	struct x509_cert x;
+	struct der_in n, e, point;
 	int key;
 	/* AMD extensions: spl[1..9] = 1.3.6.1.4.1.3704.1.3.N */
 	int have_spl[10];
 	uint8_t spl[10];
 	struct der_in hwid;
 };
-
-/* The CN of a Name (the last one, if several). */
-static int name_cn(struct der_in name, struct der_in *cn)
-{
-	struct der_in rdn, atv, oid, val;
-	uint8_t tag;
-
-	cn->p = NULL;
-	cn->len = 0;
-	while (name.len) {
-		if (der_expect(&name, DER_SET, &rdn, NULL) < 0)
-			return -EBADMSG;
-		while (rdn.len) {
-			if (der_expect(&rdn, DER_SEQUENCE, &atv, NULL) < 0 ||
-			    der_expect(&atv, DER_OID, &oid, NULL) < 0 ||
-			    der_next(&atv, &tag, &val, NULL) < 0 || atv.len)
-				return -EBADMSG;
-			if (der_oid_is(&oid, oid_cn, sizeof oid_cn))
-				*cn = val;
-		}
-	}
-	return 0;
-}
 
 /* One small INTEGER 0..255 (DER content), as the TCB extensions hold them. */
 static int small_uint(struct der_in v, uint8_t *ret)
@@ -86,20 +62,16 @@ static int small_uint(struct der_in v, uint8_t *ret)
 	return 0;
 }
 
-static int parse_ext(struct cert *c, struct der_in exts)
+static int parse_ext(struct cert *c)
 {
-	struct der_in seq, ext, oid, val, crit;
+	struct der_in exts = c->x.exts, val;
+	struct x509_ext e;
+	int r;
 
-	if (der_expect(&exts, DER_SEQUENCE, &seq, NULL) < 0 || exts.len)
-		return -EBADMSG;
-	while (seq.len) {
-		if (der_expect(&seq, DER_SEQUENCE, &ext, NULL) < 0 ||
-		    der_expect(&ext, DER_OID, &oid, NULL) < 0)
-			return -EBADMSG;
-		if (der_expect(&ext, 0x01, &crit, NULL) == -EBADMSG)
-			return -EBADMSG;
-		if (der_expect(&ext, DER_OCTET_STRING, &val, NULL) < 0 || ext.len)
-			return -EBADMSG;
+	while ((r = x509_ext_next(&exts, &e)) > 0) {
+		struct der_in oid = e.oid;
+
+		val = e.val;
 		if (oid.len < sizeof oid_amd || memcmp(oid.p, oid_amd, sizeof oid_amd))
 			continue;
 		if (oid.len == sizeof oid_amd + 2 && oid.p[sizeof oid_amd] == 3 &&
@@ -121,20 +93,14 @@ static int parse_ext(struct cert *c, struct der_in exts)
 			c->hwid = val;
 		}
 	}
-	return 0;
+	return r;
 }
 
-static int parse_spki(struct cert *c, struct der_in spki)
+static int parse_spki(struct cert *c)
 {
-	struct der_in alg, oid, bits, key, param, tmp;
+	struct der_in alg = c->x.key_alg_params, bits = c->x.key, key, param, tmp;
 
-	if (der_expect(&spki, DER_SEQUENCE, &alg, NULL) < 0 ||
-	    der_expect(&spki, DER_BIT_STRING, &bits, NULL) < 0 || spki.len ||
-	    der_expect(&alg, DER_OID, &oid, NULL) < 0 || bits.len < 2 || bits.p[0])
-		return -EBADMSG;
-	bits.p++;
-	bits.len--;
-	if (der_oid_is(&oid, oid_ec, sizeof oid_ec)) {
+	if (der_oid_is(&c->x.key_alg_oid, oid_ec, sizeof oid_ec)) {
 		if (der_expect(&alg, DER_OID, &param, NULL) < 0 || alg.len ||
 		    !der_oid_is(&param, oid_p384, sizeof oid_p384) || bits.len != 97 ||
 		    bits.p[0] != 0x04)
@@ -143,7 +109,7 @@ static int parse_spki(struct cert *c, struct der_in spki)
 		c->key = KEY_P384;
 		return 0;
 	}
-	if (!der_oid_is(&oid, oid_rsa, sizeof oid_rsa))
+	if (!der_oid_is(&c->x.key_alg_oid, oid_rsa, sizeof oid_rsa))
 		return -EBADMSG;
 	if (der_expect(&alg, DER_NULL, &param, NULL) < 0 || alg.len || param.len ||
 	    der_expect(&bits, DER_SEQUENCE, &key, NULL) < 0 || bits.len ||
@@ -165,41 +131,21 @@ static int parse_spki(struct cert *c, struct der_in spki)
 	return 0;
 }
 
-/* X.509 v3, the parts these checks use; signed with RSASSA-PSS SHA-384. */
+/* An AMD certificate: X.509 v3 (x509.c) signed with RSASSA-PSS SHA-384, an RSA or P-384 key,
+ * AMD's TCB and hardware-ID extensions. */
 static int cert_parse(const uint8_t *der, size_t len, struct cert *c)
 {
-	struct der_in in = {der, len}, crt, tbs, ver, tmp, alg2, validity, spki, exts;
-	uint8_t tag;
+	const struct der_in *alg = &c->x.sigalg_raw;
 
 	memset(c, 0, sizeof *c);
-	if (der_expect(&in, DER_SEQUENCE, &crt, NULL) < 0 || in.len ||
-	    der_expect(&crt, DER_SEQUENCE, &tbs, &c->tbs_raw) < 0 ||
-	    der_expect(&crt, DER_SEQUENCE, &tmp, &c->sigalg_raw) < 0 ||
-	    der_expect(&crt, DER_BIT_STRING, &c->sig, NULL) < 0 || crt.len || c->sig.len < 2 ||
-	    c->sig.p[0])
+	if (x509_parse(der, len, &c->x) < 0)
 		return -EBADMSG;
-	c->sig.p++;
-	c->sig.len--;
-	if (!((c->sigalg_raw.len == sizeof pss_alg_amd &&
-	       !memcmp(c->sigalg_raw.p, pss_alg_amd, sizeof pss_alg_amd)) ||
-	      (c->sigalg_raw.len == sizeof pss_alg_default_trailer &&
-	       !memcmp(c->sigalg_raw.p, pss_alg_default_trailer, sizeof pss_alg_default_trailer))))
+	if (!((alg->len == sizeof pss_alg_amd &&
+	       !memcmp(alg->p, pss_alg_amd, sizeof pss_alg_amd)) ||
+	      (alg->len == sizeof pss_alg_default_trailer &&
+	       !memcmp(alg->p, pss_alg_default_trailer, sizeof pss_alg_default_trailer))))
 		return -ENOTSUP;
-	if (der_expect(&tbs, 0xa0, &ver, NULL) < 0 || ver.len != 3 || ver.p[0] != 2 ||
-	    ver.p[1] != 1 || ver.p[2] != 2 || der_expect(&tbs, DER_INTEGER, &tmp, NULL) < 0 ||
-	    der_expect(&tbs, DER_SEQUENCE, &tmp, &alg2) < 0 || alg2.len != c->sigalg_raw.len ||
-	    memcmp(alg2.p, c->sigalg_raw.p, alg2.len) ||
-	    der_expect(&tbs, DER_SEQUENCE, &tmp, &c->issuer_raw) < 0 ||
-	    der_expect(&tbs, DER_SEQUENCE, &validity, NULL) < 0 ||
-	    der_time(&validity, &c->not_before) < 0 || der_time(&validity, &c->not_after) < 0 ||
-	    validity.len || der_expect(&tbs, DER_SEQUENCE, &tmp, &c->subject_raw) < 0 ||
-	    name_cn(tmp, &c->cn) < 0 || der_expect(&tbs, DER_SEQUENCE, &spki, NULL) < 0 ||
-	    parse_spki(c, spki) < 0)
-		return -EBADMSG;
-	/* issuerUniqueID [1], subjectUniqueID [2]: not in AMD's certificates */
-	if (der_expect(&tbs, 0xa3, &exts, NULL) == 0 && parse_ext(c, exts) < 0)
-		return -EBADMSG;
-	if (tbs.len || der_next(&tbs, &tag, &tmp, NULL) == 0)
+	if (parse_spki(c) < 0 || parse_ext(c) < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -284,16 +230,15 @@ static int cert_signed_by(const struct cert *c, const struct cert *issuer)
 	br_sha256_context kc;
 	size_t i;
 
-	if (issuer->key != KEY_RSA || c->issuer_raw.len != issuer->subject_raw.len ||
-	    memcmp(c->issuer_raw.p, issuer->subject_raw.p, c->issuer_raw.len))
+	if (issuer->key != KEY_RSA || !x509_issued_by(&c->x, &issuer->x))
 		return -EBADMSG;
 	br_sha384_init(&sc);
-	br_sha384_update(&sc, c->tbs_raw.p, c->tbs_raw.len);
+	br_sha384_update(&sc, c->x.tbs_raw.p, c->x.tbs_raw.len);
 	br_sha384_out(&sc, h);
 	/* everything the check depends on: the signed hash, the signature, the issuer's key */
 	br_sha256_init(&kc);
 	br_sha256_update(&kc, h, sizeof h);
-	br_sha256_update(&kc, c->sig.p, c->sig.len);
+	br_sha256_update(&kc, c->x.sig.p, c->x.sig.len);
 	br_sha256_update(&kc, issuer->n.p, issuer->n.len);
 	br_sha256_update(&kc, issuer->e.p, issuer->e.len);
 	br_sha256_out(&kc, key);
@@ -301,7 +246,7 @@ static int cert_signed_by(const struct cert *c, const struct cert *issuer)
 		if (!memcmp(sig_cache[i], key, sizeof key))
 			return 0;
 	if (snp_rsa_pss_sha384_verify(issuer->n.p, issuer->n.len, issuer->e.p, issuer->e.len,
-				      c->sig.p, c->sig.len, h) < 0)
+				      c->x.sig.p, c->x.sig.len, h) < 0)
 		return -EBADMSG;
 	memcpy(sig_cache[sig_cache_next++ % SIG_CACHE], key, sizeof key);
 	return 0;
@@ -311,13 +256,13 @@ static int cn_is(const struct cert *c, const char *prefix, const char *product)
 {
 	size_t pl = strlen(prefix), ql = product ? strlen(product) : 0;
 
-	return c->cn.len == pl + ql && !memcmp(c->cn.p, prefix, pl) &&
-	       (!ql || !memcmp(c->cn.p + pl, product, ql));
+	return c->x.cn.len == pl + ql && !memcmp(c->x.cn.p, prefix, pl) &&
+	       (!ql || !memcmp(c->x.cn.p + pl, product, ql));
 }
 
 static int valid_at(const struct cert *c, time_t at)
 {
-	return at >= c->not_before && at <= c->not_after;
+	return x509_valid_at(&c->x, at);
 }
 
 static const char *role(int k)
