@@ -46,9 +46,10 @@
 #define ATTEST_BURST	 8
 #define ATTEST_SRC_RATE	 4
 #define ATTEST_SRC_BURST 4
-/* Handshakes under way at once, in total and per source address. */
-#define ATTEST_INFLIGHT	    16
-#define ATTEST_SRC_INFLIGHT 8
+/* No separate bound on handshakes under way: the costly step of a handshake (the TPM quote
+ * for the ClientHello's nonce) is taken at its start, which the buckets above meter in total
+ * and per source; what follows costs the peer as much as us, ends within SERVE_HANDSHAKE_MS,
+ * and holds one of the SERVE_MAX_CONNS slots, which bound how many are under way. */
 /* accept() out of descriptors: the listening socket rests this long, doubling */
 #define ACCEPT_PAUSE_MIN_MS 250
 #define ACCEPT_PAUSE_MAX_MS 2000
@@ -387,7 +388,13 @@ static int evictable(struct serve_conn *c, int64_t now)
 /* A free slot, or the slot (closed) of a connection of the source holding the most slots, the
  * new connection from addr counted with its source: the most evictable, oldest first, except
  * among those waiting for a token: the newest (admission serves that queue's head, eviction
- * drops its tail). NULL when every open connection runs a handler. */
+ * drops its tail). NULL when every open connection runs a handler.
+ * Fairness is by address: an attacker with SERVE_MAX_CONNS - 1 addresses or more holds one
+ * slot per address as the CLI does, the ties then go by class, and the CLI mid-handshake can
+ * be the one closed (a failed dial, which the CLI retries). Counting sources by network (/24, /64)
+ * and closing only within a source holding two or more would raise that to as many networks; we
+ * leave it: an attacker with that many addresses on the node's network is a flood the cloud's
+ * network must absorb. */
 static struct serve_conn *free_slot(struct server *s, const uint8_t addr[16])
 {
 	struct serve_conn *old = NULL;
