@@ -14,7 +14,7 @@ work=$(mktemp -d /tmp/constel-cloudvm-XXXXXX)
 . qemu-tests/lib-node.sh
 . qemu-tests/netns.sh
 ns=constel-cloud-$$
-trap 'cluster_stop 2>/dev/null; netns_down "$ns"; rm -rf "$work"' EXIT
+trap 'netns_down "$ns"; cluster_stop 2>/dev/null; rm -rf "$work"' EXIT
 if [ "$(id -u)" != 0 ]; then
 	echo "# not root: cloud boots skipped"
 	exit 0

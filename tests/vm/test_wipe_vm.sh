@@ -14,7 +14,7 @@ work=$(mktemp -d /tmp/constel-wipevm-XXXXXX)
 NODE_LOGS=${NODE_LOGS:-$PWD/$BUILD/qemu-logs-wipe}
 rm -rf "$NODE_LOGS"
 . qemu-tests/lib-node.sh
-trap 'cluster_stop; kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; cluster_stop; rm -rf "$work"' EXIT
 
 for f in "$BUILD/constel-agent.stripped" "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice"; do
 	[ -x "$f" ] || { fail wipe_vm_setup "$f is missing (make agent tools $BUILD/vm/standin)"; exit 1; }
