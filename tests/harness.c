@@ -129,3 +129,33 @@ void harness_rmtree(const char *dir)
 	if (system(cmd) != 0)
 		fprintf(stderr, "harness: could not remove %s\n", dir);
 }
+
+unsigned char *harness_vector(const char *rel, size_t *len)
+{
+	const char *dir = getenv("CONSTEL_VECTORS");
+	char path[512];
+	unsigned char *b;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "%s: evidence %s missing (set CONSTEL_VECTORS)\n", current_name,
+			path);
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	b = malloc((size_t)n + 1);
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	if (b)
+		b[n] = 0;
+	*len = (size_t)n;
+	return b;
+}

@@ -18,6 +18,10 @@ int harness_failed(void);
 int harness_check_bytes(const char *file, int line, const void *got, const void *want, size_t len);
 /* Decodes a hex literal for test vectors; aborts the test binary on a malformed literal. */
 size_t harness_unhex(const char *hex, unsigned char *out, size_t cap);
+/* Reads recorded evidence REL from ${CONSTEL_VECTORS:-../shared/vectors} (tests run from the
+ * repository) into a new NUL-terminated buffer of *len bytes; NULL, with a line on stderr,
+ * when it is missing (the caller's test then fails). */
+unsigned char *harness_vector(const char *rel, size_t *len);
 
 /* A test's fixture directory: a fresh /tmp/constel-<name>-XXXXXX into dir (aborts when it
  * cannot be made), paths in it (one of 8 rotating buffers, so a few can be used at once), and

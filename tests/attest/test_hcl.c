@@ -14,33 +14,6 @@
 #include "base/base.h"
 #include "harness.h"
 
-static uint8_t *load(const char *rel, size_t *len)
-{
-	const char *dir = getenv("CONSTEL_VECTORS");
-	char path[512];
-	FILE *f;
-	uint8_t *b;
-	long n;
-
-	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "test_hcl: evidence %s missing (set CONSTEL_VECTORS)\n", path);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
-
 /* keys[0].n of the runtime data, decoded (the test's stand-in for the vTPM's AK) */
 static size_t ak_modulus(const struct hcl_report *h, uint8_t *out, size_t cap)
 {
@@ -65,7 +38,7 @@ static size_t ak_modulus(const struct hcl_report *h, uint8_t *out, size_t cap)
 TEST(hcl_azure_tdx_report_parsed_and_bound)
 {
 	size_t len, nl;
-	uint8_t *b = load("tdx-azure/hclreport.bin", &len), n[512];
+	uint8_t *b = harness_vector("tdx-azure/hclreport.bin", &len), n[512];
 	struct hcl_report h;
 	char err[200] = "";
 
@@ -108,9 +81,9 @@ TEST(hcl_azure_tdx_report_parsed_and_bound)
 TEST(hcl_azure_snp_report_assembled_parsed_bound_and_verified)
 {
 	size_t al, rl, dl, nl;
-	uint8_t *a = load("snp-azure/attestation.bin", &al),
-		*rt = load("snp-azure/runtimedata.bin", &rl);
-	uint8_t *vcek = load("snp-azure/vcek.cert", &dl), b[4096] = {0}, n[512];
+	uint8_t *a = harness_vector("snp-azure/attestation.bin", &al),
+		*rt = harness_vector("snp-azure/runtimedata.bin", &rl);
+	uint8_t *vcek = harness_vector("snp-azure/vcek.cert", &dl), b[4096] = {0}, n[512];
 	struct hcl_report h;
 	struct snp_verify_opts o;
 	struct snp_report r;

@@ -14,40 +14,11 @@
 #include "base/base.h"
 #include "harness.h"
 
-static uint8_t *load(const char *rel, size_t *len)
-{
-	const char *dir = getenv("CONSTEL_VECTORS");
-	char path[512];
-	FILE *f;
-	uint8_t *b;
-	long n;
-
-	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "test_snp: evidence %s missing (set CONSTEL_VECTORS)\n", path);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	if (b)
-		b[n] = 0;
-	*len = (size_t)n;
-	return b;
-}
-
 /* the first CERTIFICATE block of a PEM file, DER */
 static size_t load_pem(const char *rel, const char *from, uint8_t *out, size_t cap)
 {
 	size_t len, n = 0;
-	char *t = (char *)load(rel, &len), *p;
+	char *t = (char *)harness_vector(rel, &len), *p;
 
 	if (!t)
 		return 0;
@@ -66,8 +37,8 @@ static time_t t2024(void)
 TEST(snp_azure_report_accepted_with_vcek_pem_der_and_chain)
 {
 	size_t rl, dl, pl, al;
-	uint8_t *rep = load("snp-azure/attestation.bin", &rl),
-		*der = load("snp-azure/vcek.cert", &dl);
+	uint8_t *rep = harness_vector("snp-azure/attestation.bin", &rl),
+		*der = harness_vector("snp-azure/vcek.cert", &dl);
 	uint8_t pem[2048], ask[4096];
 	struct snp_verify_opts o;
 	struct snp_report r;
@@ -101,7 +72,7 @@ TEST(snp_azure_report_accepted_with_vcek_pem_der_and_chain)
 TEST(snp_azure_report_fields_at_their_offsets)
 {
 	size_t rl;
-	uint8_t *rep = load("snp-azure/attestation.bin", &rl);
+	uint8_t *rep = harness_vector("snp-azure/attestation.bin", &rl);
 	struct snp_report r;
 	struct snp_tcb t;
 	char err[128];
@@ -119,8 +90,8 @@ TEST(snp_azure_report_fields_at_their_offsets)
 TEST(snp_azure_report_data_binds_runtime_data)
 {
 	size_t rl, dl;
-	uint8_t *rep = load("snp-azure/attestation.bin", &rl);
-	uint8_t *rt = load("snp-azure/runtimedata.bin", &dl), h[32];
+	uint8_t *rep = harness_vector("snp-azure/attestation.bin", &rl);
+	uint8_t *rt = harness_vector("snp-azure/runtimedata.bin", &dl), h[32];
 	br_sha256_context sc;
 
 	CHECK(rep && rt && dl == 584);
@@ -141,8 +112,8 @@ TEST(snp_azure_report_data_binds_runtime_data)
 TEST(snp_azure_report_every_bit_flip_refused)
 {
 	size_t rl, dl;
-	uint8_t *rep = load("snp-azure/attestation.bin", &rl),
-		*der = load("snp-azure/vcek.cert", &dl);
+	uint8_t *rep = harness_vector("snp-azure/attestation.bin", &rl),
+		*der = harness_vector("snp-azure/vcek.cert", &dl);
 	struct snp_verify_opts o;
 	struct snp_report r;
 	enum snp_product p;
@@ -168,8 +139,8 @@ TEST(snp_azure_report_every_bit_flip_refused)
 TEST(snp_azure_vcek_every_bit_flip_refused)
 {
 	size_t rl, dl;
-	uint8_t *rep = load("snp-azure/attestation.bin", &rl),
-		*der = load("snp-azure/vcek.cert", &dl);
+	uint8_t *rep = harness_vector("snp-azure/attestation.bin", &rl),
+		*der = harness_vector("snp-azure/vcek.cert", &dl);
 	struct snp_verify_opts o;
 	struct snp_report r;
 	enum snp_product p;
@@ -194,8 +165,8 @@ TEST(snp_azure_vcek_every_bit_flip_refused)
 TEST(snp_azure_refusals_name_the_check)
 {
 	size_t rl, dl;
-	uint8_t *rep = load("snp-azure/attestation.bin", &rl),
-		*der = load("snp-azure/vcek.cert", &dl);
+	uint8_t *rep = harness_vector("snp-azure/attestation.bin", &rl),
+		*der = harness_vector("snp-azure/vcek.cert", &dl);
 	uint8_t milan_ark_other[1];
 	struct snp_verify_opts o;
 	struct snp_report r;
@@ -232,7 +203,7 @@ TEST(snp_azure_refusals_name_the_check)
 TEST(snp_vlek_report_with_bad_signature_refused)
 {
 	size_t hl, rl, vl;
-	char *hex = (char *)load("snp-azure/report-vlek-bad-signature.hex", &hl);
+	char *hex = (char *)harness_vector("snp-azure/report-vlek-bad-signature.hex", &hl);
 	uint8_t rep[SNP_REPORT_LEN + 8], vlek[2048];
 	struct snp_verify_opts o;
 	struct snp_report r;

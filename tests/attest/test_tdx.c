@@ -18,35 +18,6 @@
 #define QUOTE "tdx/tdx_prod_quote_SPR_E4.dat"
 #define AT    1688173200 /* 2023-07-01T01:00:00Z */
 
-static uint8_t *load(const char *rel, size_t *len)
-{
-	const char *dir = getenv("CONSTEL_VECTORS");
-	char path[512];
-	FILE *f;
-	uint8_t *b;
-	long n;
-
-	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "../shared/vectors", rel);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "test_tdx: evidence %s missing (set CONSTEL_VECTORS)\n", path);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	if (b)
-		b[n] = 0;
-	*len = (size_t)n;
-	return b;
-}
-
 static int verify(const uint8_t *b, size_t len, time_t at, char *err, size_t errlen)
 {
 	struct tdx_verify_opts o;
@@ -60,7 +31,7 @@ static int verify(const uint8_t *b, size_t len, time_t at, char *err, size_t err
 TEST(tdx_prod_quote_verifies)
 {
 	size_t len;
-	uint8_t *b = load(QUOTE, &len);
+	uint8_t *b = harness_vector(QUOTE, &len);
 	struct tdx_verify_opts o;
 	struct tdx_quote q;
 	char err[256] = "";
@@ -93,7 +64,7 @@ TEST(tdx_builtin_root_is_intels)
 	uint8_t h[32], w[32];
 	br_sha256_context sc;
 	size_t len, dl;
-	uint8_t *pem = load("tdx/pckcrl-issuer-chain.pem", &len), der[2048];
+	uint8_t *pem = harness_vector("tdx/pckcrl-issuer-chain.pem", &len), der[2048];
 	const char *second;
 
 	CHECK(pem);
@@ -137,7 +108,7 @@ static int flips_refused(uint8_t *b, size_t len, size_t from, size_t to, const c
 TEST(tdx_every_flip_of_header_body_and_signature_refused)
 {
 	size_t len;
-	uint8_t *b = load(QUOTE, &len);
+	uint8_t *b = harness_vector(QUOTE, &len);
 
 	CHECK(b);
 	CHECK(flips_refused(b, len, 0, TDX_SIGNED_LEN, "header/body"));
@@ -149,7 +120,7 @@ TEST(tdx_every_flip_of_header_body_and_signature_refused)
 TEST(tdx_every_flip_of_qe_report_and_its_signature_refused)
 {
 	size_t len, qe = TDX_SIGNED_LEN + 4 + 128 + 6;
-	uint8_t *b = load(QUOTE, &len);
+	uint8_t *b = harness_vector(QUOTE, &len);
 
 	CHECK(b);
 	/* the certification data header, the QE report, its signature, the QE auth data and
@@ -176,7 +147,7 @@ static int refused_with(uint8_t *b, size_t len, time_t at, const char *want)
 TEST(tdx_refusals_name_the_check)
 {
 	size_t len;
-	uint8_t *b = load(QUOTE, &len);
+	uint8_t *b = harness_vector(QUOTE, &len);
 	struct tdx_verify_opts o;
 	struct tdx_quote q;
 	char err[256];
@@ -281,7 +252,7 @@ TEST(tdx_quote_parse_bounds)
 TEST(tdx_every_flip_of_the_pck_chain_refused)
 {
 	size_t len, off, dl, pl;
-	uint8_t *b = load(QUOTE, &len), der[2048];
+	uint8_t *b = harness_vector(QUOTE, &len), der[2048];
 	char pem[4096], err[256];
 	struct tdx_verify_opts o;
 	struct tdx_quote q;
@@ -342,8 +313,8 @@ static int verify_crls(uint8_t *b, size_t len, uint8_t *pck, size_t pl, uint8_t 
 TEST(tdx_crls_checked)
 {
 	size_t len, pl, rl;
-	uint8_t *b = load(QUOTE, &len), *pck = load("tdx/pckcrl", &pl),
-		*root = load("tdx/rootcrl.der", &rl);
+	uint8_t *b = harness_vector(QUOTE, &len), *pck = harness_vector("tdx/pckcrl", &pl),
+		*root = harness_vector("tdx/rootcrl.der", &rl);
 	char err[256] = "";
 
 	CHECK(b && pck && root);
@@ -383,7 +354,7 @@ TEST(tdx_crls_checked)
 TEST(tdx_crl_revoked_serials)
 {
 	size_t pl;
-	uint8_t *pck = load("tdx/pckcrl", &pl), s1[20], s2[20];
+	uint8_t *pck = harness_vector("tdx/pckcrl", &pl), s1[20], s2[20];
 	struct x509_crl crl;
 	struct der_in listed = {s1, sizeof s1}, ours = {s2, sizeof s2};
 
@@ -423,9 +394,10 @@ static int verify_qe_id(uint8_t *b, size_t len, const char *id, size_t il, const
 TEST(tdx_qe_identity_checked)
 {
 	size_t len, il, cl, pl;
-	uint8_t *b = load(QUOTE, &len), *id = load("tdx/sample_qeIdentity_response", &il),
-		*chain = load("tdx/qeidentity-issuer-chain.pem", &cl),
-		*pck = load("tdx/pckcrl-issuer-chain.pem", &pl);
+	uint8_t *b = harness_vector(QUOTE, &len),
+		*id = harness_vector("tdx/sample_qeIdentity_response", &il),
+		*chain = harness_vector("tdx/qeidentity-issuer-chain.pem", &cl),
+		*pck = harness_vector("tdx/pckcrl-issuer-chain.pem", &pl);
 	char err[256] = "", status[32] = "";
 
 	CHECK(b && id && chain && pck);
@@ -490,8 +462,9 @@ static int verify_tcb(uint8_t *b, size_t len, const char *ti, size_t tl, const c
 TEST(tdx_tcb_info_checked)
 {
 	size_t len, tl, cl;
-	uint8_t *b = load(QUOTE, &len), *ti = load("tdx/sample_tcbInfo_response", &tl),
-		*chain = load("tdx/tcbinfo-issuer-chain.pem", &cl);
+	uint8_t *b = harness_vector(QUOTE, &len),
+		*ti = harness_vector("tdx/sample_tcbInfo_response", &tl),
+		*chain = harness_vector("tdx/tcbinfo-issuer-chain.pem", &cl);
 	char err[256] = "";
 	static const char none[] =
 	    "tdx: tcb info: no TCB level that the platform reaches (PCK "
