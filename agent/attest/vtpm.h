@@ -12,7 +12,7 @@
  * Validate: parse, extraData, trusted AK (variant), quote signature/nonce/digest/event log,
  * validate_cvm (variant), measurements, user data.
  *
- * The table of variants is in variants.c; issuers and validators are built from it by name
+ * The tables of variants are in variants.c (issuers) and variants_check.c (validators); issuers and validators are built from it by name
  * (constel.attestation-variant= in the agent, --attestation in tools/). */
 #ifndef CONSTEL_ATTEST_VTPM_H
 #define CONSTEL_ATTEST_VTPM_H
@@ -66,6 +66,7 @@ struct vtpm_view {
  * as in the join-config, {"measurements": {...}, "amdRootKey": ..., ...}) and their flags. */
 struct vtpm_policy {
 	const struct vtpm_variant *variant;
+	const struct vtpm_check *check;
 	struct measurements m;
 	const char *config; /* the attestationConfig JSON text, NULL: measurements only */
 	size_t config_len;
@@ -76,22 +77,29 @@ struct vtpm_policy {
 	void *priv;		/* the variant's parsed configuration (its policy_init) */
 };
 
+/* The issuer's side of a variant (linked into the agent). */
 struct vtpm_variant {
 	const char *name; /* as in constel.attestation-variant= */
 	uint8_t oid[ATLS_OID_MAX];
 	size_t oid_len;
 	enum vtpm_ak_kind ak;
-	const char *enforced; /* default PCRs, "4,8,9,11,12,13,15" (warn-only ones not listed) */
 	/* Issuer: InstanceInfo into out (NULL hook: empty, as qemu-vtpm). */
 	int (*instance_info)(const struct vtpm_issue *in, uint8_t *out, size_t cap, size_t *len,
 			     char *err, size_t errlen);
-	/* Validator, before the quote check: whether the document's AK (v->ak_pub) is one to
-	 * trust, e.g. equal to the key GCE's getShieldedInstanceIdentity gives, or bound by the
-	 * HCL report (NULL hook: trusted as it is, as qemu-vtpm and aws-*). */
+};
+
+/* The validator's side of a variant (tools/ and tests only: the agent never validates, and
+ * --gc-sections keeps the roots and verifiers out of it). */
+struct vtpm_check {
+	const char *name;     /* the variant's name */
+	const char *enforced; /* default enforced PCRs, "4,8,9,11,12,13,15" */
+	/* Before the quote check: whether the document's AK (v->ak_pub) is one to trust, e.g.
+	 * equal to the key GCE's getShieldedInstanceIdentity gives, or bound by the HCL report
+	 * (NULL hook: trusted as it is, as qemu-vtpm and aws-*). */
 	int (*trusted_key)(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
 			   size_t errlen);
-	/* Validator, after the quote check: the variant's checks of InstanceInfo and the
-	 * platform (NULL: none). */
+	/* After the quote check: the variant's checks of InstanceInfo and the platform (NULL:
+	 * none). */
 	int (*validate_cvm)(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
 			    size_t errlen);
 	/* Parses p->config etc. into p->priv (NULL: nothing to parse); policy_free undoes it. */
@@ -99,8 +107,11 @@ struct vtpm_variant {
 	void (*policy_free)(struct vtpm_policy *p);
 };
 
-/* The variant named name, or NULL (variants.c). */
+/* The variant named name, or NULL (variants.c: one table, one line per variant, each
+ * variant's `const struct vtpm_variant vtpm_<name>` in its own file). */
 const struct vtpm_variant *vtpm_variant_find(const char *name);
+/* Its validator's side, or NULL (variants_check.c: the same for `vtpm_check_<name>`). */
+const struct vtpm_check *vtpm_check_find(const char *name);
 /* "aws-nitro-tpm, aws-sev-snp, ..." for usage and error lines. */
 const char *vtpm_variant_names(void);
 
