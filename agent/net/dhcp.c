@@ -404,6 +404,15 @@ static uint64_t backoff_ms(int attempt, int first_ms)
 	return t - 1000 + jitter % 2001;
 }
 
+/* An ACK or NAK answers the offer we requested: the same server (an offer always names
+ * it, RFC 2131 §4.3.1) and, for an ACK, the address offered. */
+static int from_offer(const struct dhcp_reply *ans, const struct dhcp_reply *offer)
+{
+	if (offer->server && ans->server != offer->server)
+		return 0;
+	return ans->type != DHCP_ACK || ans->yiaddr == offer->yiaddr;
+}
+
 int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int timeout_ms,
 		 int first_ms, struct dhcp_reply *lease)
 {
@@ -412,7 +421,7 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 	uint8_t pkt[600];
 	uint64_t start = monotonic_ms(), last_line = start;
 	uint32_t xid;
-	int attempt = 0, sent = 0, rc;
+	int attempt = 0, sent = 0, ignored = 0, rc;
 
 	if (first_ms <= 0)
 		first_ms = RETRANS_FIRST_MS;
@@ -452,14 +461,32 @@ int dhcp_acquire(int ifindex, const char *ifname, const uint8_t mac[6], int time
 			continue;
 		/* REQUEST the offer, retransmitted like the DISCOVER, at most 4 times */
 		for (int req = 0; req < 4; req++) {
-			uint64_t t = monotonic_ms();
+			uint64_t t = monotonic_ms(), deadline;
 
 			n = dhcp_build(pkt, sizeof pkt, DHCP_REQUEST, mac, xid,
 				       (uint16_t)((t - start) / 1000), r.yiaddr, r.server);
 			if ((rc = sock_send(&s, pkt, n)) < 0)
 				break;
-			rc = sock_wait(&s, t + backoff_ms(req, first_ms), xid, mac, DHCP_ACK,
-				       DHCP_NAK, lease);
+			deadline = t + backoff_ms(req, first_ms);
+			while ((rc = sock_wait(&s, deadline, xid, mac, DHCP_ACK, DHCP_NAK,
+					       lease)) == 0 &&
+			       !from_offer(lease, &r)) {
+				char ip[16];
+
+				/* RFC 2131 §4.4.1: the answer to our REQUEST comes from the
+				 * server we selected, for the address it offered; another's ACK
+				 * or NAK is not ours (said once: a flood of them is one line) */
+				if (ignored++)
+					continue;
+				inet_ntop(AF_INET,
+					  lease->server != r.server ? &lease->server
+								    : &lease->yiaddr,
+					  ip, sizeof ip);
+				log_warn(
+				    "net: %s: DHCP%s %s %s, not the offer we requested: ignored",
+				    ifname, lease->type == DHCP_ACK ? "ACK" : "NAK",
+				    lease->server != r.server ? "from server" : "for address", ip);
+			}
 			if (rc == -EINTR)
 				break;
 			if (rc < 0)
