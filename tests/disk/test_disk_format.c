@@ -12,24 +12,7 @@
 #include "base/base.h"
 #include "disk/disk.h"
 #include "harness.h"
-
-/* An initialized LUKS2 image (as tests/disk/test_disk_state.sh makes it) at path. */
-static int make_initialized(const char *path)
-{
-	char cmd[1024];
-
-	snprintf(
-	    cmd, sizeof cmd,
-	    "truncate -s 20M %s && printf pass | cryptsetup luksFormat --type luks2 "
-	    "--batch-mode --cipher aes-xts-plain64 --key-size 512 --sector-size 4096 "
-	    "--pbkdf argon2id --pbkdf-memory 32 --pbkdf-force-iterations 4 --key-file - %s "
-	    ">/dev/null 2>&1 && printf '%s' | cryptsetup token import --token-id 0 "
-	    "--token-replace %s >/dev/null 2>&1",
-	    path, path,
-	    "{\"type\":\"constellation-state-disk\",\"keyslots\":[],\"diskIsInitialized\":true}",
-	    path);
-	return system(cmd) == 0 ? 0 : -1;
-}
+#include "luks_fixture.h"
 
 static int zero_at(const char *path, long off)
 {
@@ -78,7 +61,8 @@ TEST(disk_format_refuses_a_zeroed_primary_whose_secondary_says_initialized)
 
 	harness_tmpdir(dir, "format");
 	img = harness_path(dir, "a.img");
-	CHECK(make_initialized(img) == 0 && zero_at(img, 0) == 0 && digest(img, before) == 0);
+	CHECK(luks_fixture_initialized(img) == 0 && zero_at(img, 0) == 0 &&
+	      digest(img, before) == 0);
 	as_new(&d, img);
 	r = disk_format(&d);
 	disk_close(&d);
@@ -99,7 +83,7 @@ TEST(disk_format_refuses_when_no_header_copy_is_intact)
 
 	harness_tmpdir(dir, "format");
 	img = harness_path(dir, "b.img");
-	CHECK(make_initialized(img) == 0);
+	CHECK(luks_fixture_initialized(img) == 0);
 	/* one byte in each JSON area: both checksums fail, the magic stays */
 	CHECK((f = fopen(img, "r+b")) != NULL);
 	fseek(f, 5000, SEEK_SET);
@@ -165,7 +149,7 @@ TEST(disk_classify_reads_only_both_copies_of_an_intact_header)
 
 	harness_tmpdir(dir, "format");
 	img = harness_path(dir, "d.img");
-	CHECK(make_initialized(img) == 0);
+	CHECK(luks_fixture_initialized(img) == 0);
 	before = rchar();
 	r = disk_classify(img, &info, err, sizeof err);
 	CHECK(r == DISK_INITIALIZED && !info.damaged && info.hdr_size == 16384);

@@ -27,28 +27,10 @@
 #include "base/base.h"
 #include "disk/disk.h"
 #include "harness.h"
+#include "luks_fixture.h"
 
 #define FILE_INO 2
 #define IMG_SIZE (20u << 20)
-
-/* An initialized LUKS2 image (as tests/disk/test_disk_state.sh makes it) at path, with the
- * passphrase "pass". */
-static int make_initialized(const char *path)
-{
-	char cmd[1024];
-
-	snprintf(
-	    cmd, sizeof cmd,
-	    "truncate -s 20M %s && printf pass | cryptsetup luksFormat --type luks2 "
-	    "--batch-mode --cipher aes-xts-plain64 --key-size 512 --sector-size 4096 "
-	    "--pbkdf argon2id --pbkdf-memory 32 --pbkdf-force-iterations 4 --key-file - %s "
-	    ">/dev/null 2>&1 && printf '%s' | cryptsetup token import --token-id 0 "
-	    "--token-replace %s >/dev/null 2>&1",
-	    path, path,
-	    "{\"type\":\"constellation-state-disk\",\"keyslots\":[],\"diskIsInitialized\":true}",
-	    path);
-	return system(cmd) == 0 ? 0 : -1;
-}
 
 /* good copied to bad, whose secondary then says cipher_null, sequence number raised. */
 static int make_bad(const char *good, const char *bad)
@@ -253,7 +235,7 @@ TEST(disk_open_loads_the_header_it_checked_not_a_second_read)
 	harness_tmpdir(tf.dir, "reread");
 	snprintf(good, sizeof good, "%s", harness_path(tf.dir, "good.img"));
 	snprintf(bad, sizeof bad, "%s", harness_path(tf.dir, "bad.img"));
-	CHECK(make_initialized(good) == 0);
+	CHECK(luks_fixture_initialized(good) == 0);
 	CHECK(make_bad(good, bad) == 0);
 	CHECK(disk_classify(bad, NULL, NULL, 0) == -EINVAL); /* the check refuses it */
 	CHECK(twoface_start(&tf, good, bad, 1) == 0);
@@ -284,7 +266,7 @@ TEST(disk_open_refuses_a_bad_header_on_the_first_read)
 	harness_tmpdir(tf.dir, "reread-bad");
 	snprintf(good, sizeof good, "%s", harness_path(tf.dir, "good.img"));
 	snprintf(bad, sizeof bad, "%s", harness_path(tf.dir, "bad.img"));
-	CHECK(make_initialized(good) == 0);
+	CHECK(luks_fixture_initialized(good) == 0);
 	CHECK(make_bad(good, bad) == 0);
 	CHECK(twoface_start(&tf, good, bad, 0) == 0);
 	r = disk_open(&d, tf.path, "constel-reread-test", DISK_KDF_MIN);
