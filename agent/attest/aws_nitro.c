@@ -96,8 +96,8 @@ static int rfc3339_z(const char *s)
 	return 1;
 }
 
-static int go_identity_document(const char *body, size_t len, uint8_t *buf, size_t cap, size_t *ret,
-				char *err, size_t errlen)
+int aws_identity_document_go(const char *body, size_t len, uint8_t *buf, size_t cap, size_t *ret,
+			     char *err, size_t errlen)
 {
 	json_object *doc = json_parse_exact(body, len);
 	struct out o = {.p = (char *)buf, .cap = cap};
@@ -121,11 +121,10 @@ static int go_identity_document(const char *body, size_t len, uint8_t *buf, size
 				put(&o, "null");
 				continue;
 			}
-			if (!json_object_is_type(v, json_type_array)) {
+			if (!json_object_is_type(v, json_type_array))
 				r = -EINVAL;
-				break;
-			}
-			put(&o, "[");
+			else
+				put(&o, "[");
 			for (size_t k = 0; r == 0 && k < json_object_array_length(v); k++) {
 				json_object *e = json_object_array_get_idx(v, k);
 
@@ -200,7 +199,7 @@ static int instance_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, 
 		http_response_free(&resp);
 		return errbuf_set(err, errlen, "instance identity document: HTTP %d", r);
 	}
-	r = go_identity_document(resp.body, resp.len, out, cap, len, err, errlen);
+	r = aws_identity_document_go(resp.body, resp.len, out, cap, len, err, errlen);
 	http_response_free(&resp);
 	return r;
 }

@@ -327,38 +327,50 @@ static long gce_version(const uint8_t *v, size_t len)
 	return digits ? n : -1;
 }
 
-static int validate_cvm(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
-			size_t errlen)
+int gce_platform(const uint8_t *log, size_t len, long *version, int *tech, char *err, size_t errlen)
 {
 	struct platform pl = {.hc = &br_sha256_vtable, .dlen = 32};
-	struct eventlog_pcrs *ev = malloc(sizeof *ev);
+	struct eventlog_pcrs *ev;
 	char why[200];
-	long ver;
 	int r;
 
-	(void)p;
+	if (!len)
+		return errbuf_set(err, errlen, "no event log: the GCE platform is unknown");
+	ev = malloc(sizeof *ev);
 	if (!ev)
 		return -ENOMEM;
-	if (!v->event_log_len) {
-		free(ev);
-		return errbuf_set(err, errlen, "no event log: the GCE platform is unknown");
-	}
-	r = eventlog_walk(v->event_log, v->event_log_len, TPM_ALG_SHA256, ev, on_event, &pl, why,
-			  sizeof why);
+	r = eventlog_walk(log, len, TPM_ALG_SHA256, ev, on_event, &pl, why, sizeof why);
 	free(ev);
 	if (r < 0 || pl.bad)
 		return errbuf_set(err, errlen, "event log: PCR 0 %s",
 				  pl.bad ? "has an event whose digest or type is forged" : why);
-	ver = pl.have_version ? gce_version(pl.version, pl.version_len) : -1;
+	*version = pl.have_version ? gce_version(pl.version, pl.version_len) : -1;
+	*tech =
+	    pl.have_nonhost && pl.nonhost_len >= 17 && !memcmp(pl.nonhost, "GCE NonHostInfo\0", 16)
+		? pl.nonhost[16]
+		: -1;
+	return 0;
+}
+
+static int validate_cvm(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
+			size_t errlen)
+{
+	long ver;
+	int tech, r;
+
+	(void)p;
+	r = gce_platform(v->event_log, v->event_log_len, &ver, &tech, err, errlen);
+	if (r < 0)
+		return r;
 	if (ver < 1)
 		return errbuf_set(err, errlen,
 				  "not GCE firmware (no GCE Virtual Firmware version "
 				  ">= 1 in PCR 0)");
-	if (!pl.have_nonhost || pl.nonhost_len < 17 || memcmp(pl.nonhost, "GCE NonHostInfo\0", 16))
+	if (tech < 0)
 		return errbuf_set(err, errlen, "no GCE NonHostInfo event in PCR 0");
-	if (pl.nonhost[16] != GCE_TECH_AMD_SEV)
-		return errbuf_set(err, errlen, "GCE confidential technology is %u, not AMD SEV (1)",
-				  pl.nonhost[16]);
+	if (tech != GCE_TECH_AMD_SEV)
+		return errbuf_set(err, errlen, "GCE confidential technology is %d, not AMD SEV (1)",
+				  tech);
 	return 0;
 }
 

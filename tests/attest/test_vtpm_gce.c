@@ -510,3 +510,34 @@ TEST(gcp_sev_es_recorded_gce_attestation_verifies_as_go_tpm_tools_verifies_it)
 	harness_rmtree(dir);
 	free(pbuf);
 }
+
+/* The recorded GCE firmware event logs (go-tpm-tools' test data): the platform as go-tpm-tools
+ * reads it, AMD SEV on the COS 85 confidential VM, SEV-SNP on the Ubuntu 24.04 one. */
+TEST(gce_platform_of_recorded_gce_event_logs)
+{
+	size_t len;
+	uint8_t *a = harness_vector("tpm-gce/cos-85-amd-sev.bin", &len);
+	char err[200] = "";
+	long ver = -1;
+	int tech = -1;
+
+	CHECK(a);
+	if (gce_platform(a, len, &ver, &tech, err, sizeof err) != 0)
+		harness_fail(__FILE__, __LINE__, "cos-85: %s", err);
+	free(a);
+	CHECK(ver >= 1 && tech == 1);
+	a = harness_vector("tpm-gce/ubuntu-2404-amd-sevsnp.bin", &len);
+	CHECK(a);
+	if (gce_platform(a, len, &ver, &tech, err, sizeof err) != 0)
+		harness_fail(__FILE__, __LINE__, "ubuntu-2404: %s", err);
+	/* one byte of the NonHostInfo data: its digest no longer matches, a forged event */
+	for (size_t i = 0; i + 16 < len; i++)
+		if (!memcmp(a + i, "GCE NonHostInfo", 15)) {
+			a[i + 16] ^= 1;
+			break;
+		}
+	CHECK(ver >= 1 && tech == 4);
+	CHECK(gce_platform(a, len, &ver, &tech, err, sizeof err) == -EINVAL);
+	CHECK(has(err, "forged"));
+	free(a);
+}
