@@ -25,7 +25,7 @@ static size_t doc_len;
 static int free_port(void)
 {
 	for (int tries = 0; tries < 50; tries++) {
-		int p = 20000 + (int)(random() % 20000);
+		int p = 20000 + (int)(random() % 12000); /* below the ephemeral ports */
 
 		if (swtpm_port_free(p))
 			return p;
@@ -33,15 +33,17 @@ static int free_port(void)
 	return -1;
 }
 
-/* Waits up to 30 s (python3 on a loaded machine) until something listens on port. */
-static int wait_port(int port)
+/* Something accepts connections on 127.0.0.1:port. */
+static int listening(int port)
 {
-	for (int i = 0; i < 300; i++) {
-		if (!swtpm_port_free(port))
-			return 0;
-		usleep(100 * 1000);
-	}
-	return -1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }
 
 static pid_t spawn(char *const argv[])
@@ -69,6 +71,43 @@ static void reap(pid_t pid)
 	}
 }
 
+/* Starts a fake server: argv[slot] becomes fmt with a free port; a server that exits (the port
+ * was taken meanwhile) is started again on another, at most 8 times, each given 30 s (python3
+ * on a loaded machine). Its pid, or -1; the port in *port. */
+static pid_t serve(char **argv, int slot, const char *fmt, int *port)
+{
+	static char arg[8][64];
+	static int next;
+	char *a = arg[next++ % 8];
+
+	for (int tries = 0; tries < 8; tries++) {
+		int p = free_port(), st;
+		pid_t pid;
+
+		if (p < 0)
+			return -1;
+		snprintf(a, 64, fmt, p);
+		argv[slot] = a;
+		pid = spawn(argv);
+		for (int i = 0; i < 300 && pid > 0; i++) {
+			if (listening(p) && waitpid(pid, &st, WNOHANG) == 0) {
+				*port = p;
+				return pid;
+			}
+			if (waitpid(pid, &st, WNOHANG) == pid) {
+				pid = -1; /* it exited: another port */
+				break;
+			}
+			usleep(100 * 1000);
+		}
+		if (pid > 0) {
+			reap(pid);
+			return -1;
+		}
+	}
+	return -1;
+}
+
 static int has(const char *err, const char *want)
 {
 	if (strstr(err, want))
@@ -80,14 +119,14 @@ static int has(const char *err, const char *want)
 /* fake_aws_api.py with these images, on a free port; its URL into api. */
 static pid_t ec2(const char *dir, const char *name, const char *images, char *api, size_t cap)
 {
-	char path[128], port[16];
-	int p = free_port();
+	char path[128];
+	int p;
 	FILE *f;
 	pid_t pid;
 
 	snprintf(path, sizeof path, "%s", harness_path(dir, name));
 	f = fopen(path, "w");
-	if (!f || p < 0)
+	if (!f)
 		return -1;
 	fprintf(
 	    f,
@@ -97,10 +136,10 @@ static pid_t ec2(const char *dir, const char *name, const char *images, char *ap
 	    "\"images\": %s}",
 	    images);
 	fclose(f);
-	snprintf(port, sizeof port, "%d", p);
-	pid = spawn((char *[]){"python3", "tests/cloud/fake_aws_api.py", "--state", path, "--port",
-			       port, NULL});
-	if (wait_port(p) < 0)
+	pid = serve((char *[]){"python3", "tests/cloud/fake_aws_api.py", "--state", path, "--port",
+			       NULL, NULL},
+		    5, "%d", &p);
+	if (pid < 0)
 		return -1;
 	snprintf(api, cap, "http://127.0.0.1:%d", p);
 	return pid;
@@ -118,21 +157,21 @@ TEST(aws_nitro_tpm_document_from_swtpm_and_fakes_is_accepted_and_refused_as_go_d
 	struct swtpm sw = {0};
 	struct vtpm_env env;
 	struct vtpm_policy pol = {0};
-	char dir[64], meta[64], listen[64], api[64], api2[64], api3[64], b64[1024], err[400] = "";
+	char dir[64], meta[64], api[64], api2[64], api3[64], b64[1024], err[400] = "";
 	uint8_t nonce[32], ud[32], got[64];
 	size_t n;
 	pid_t mp, ap, ap2, ap3;
-	int p1 = free_port(), r;
+	int p1, r;
 
 	memset(nonce, 0x33, sizeof nonce);
 	memset(ud, 0x44, sizeof ud);
 	harness_tmpdir(dir, "vtpm-aws");
-	CHECK(swtpm_start(&sw) == 0 && p1 > 0);
-	snprintf(listen, sizeof listen, "127.0.0.1:%d", p1);
+	CHECK(swtpm_start(&sw) == 0);
+	mp = serve((char *[]){"python3", "tests/cloud/fake_cloud.py", "--csp", "aws", "--listen",
+			      NULL, NULL},
+		   5, "127.0.0.1:%d", &p1);
+	CHECK(mp > 0);
 	snprintf(meta, sizeof meta, "http://127.0.0.1:%d", p1);
-	mp = spawn((char *[]){"python3", "tests/cloud/fake_cloud.py", "--csp", "aws", "--listen",
-			      listen, NULL});
-	CHECK(wait_port(p1) == 0);
 	ap = ec2(dir, "ok.json",
 		 "[{\"ImageId\": \"ami-0123456789abcdeff\", \"TpmSupport\": \"v2.0\"}]", api,
 		 sizeof api);

@@ -158,7 +158,7 @@ static int ak_pem_file(const uint8_t *pub, size_t len, const char *path)
 static int free_port(void)
 {
 	for (int tries = 0; tries < 50; tries++) {
-		int p = 20000 + (int)(random() % 20000);
+		int p = 20000 + (int)(random() % 12000); /* below the ephemeral ports */
 
 		if (swtpm_port_free(p))
 			return p;
@@ -166,15 +166,17 @@ static int free_port(void)
 	return -1;
 }
 
-/* Waits up to 30 s (python3 on a loaded machine) until something listens on port. */
-static int wait_port(int port)
+/* Something accepts connections on 127.0.0.1:port. */
+static int listening(int port)
 {
-	for (int i = 0; i < 300; i++) {
-		if (!swtpm_port_free(port))
-			return 0;
-		usleep(100 * 1000);
-	}
-	return -1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }
 
 static pid_t spawn(char *const argv[])
@@ -202,6 +204,43 @@ static void reap(pid_t pid)
 	}
 }
 
+/* Starts a fake server: argv[slot] becomes fmt with a free port; a server that exits (the port
+ * was taken meanwhile) is started again on another, at most 8 times, each given 30 s (python3
+ * on a loaded machine). Its pid, or -1; the port in *port. */
+static pid_t serve(char **argv, int slot, const char *fmt, int *port)
+{
+	static char arg[8][64];
+	static int next;
+	char *a = arg[next++ % 8];
+
+	for (int tries = 0; tries < 8; tries++) {
+		int p = free_port(), st;
+		pid_t pid;
+
+		if (p < 0)
+			return -1;
+		snprintf(a, 64, fmt, p);
+		argv[slot] = a;
+		pid = spawn(argv);
+		for (int i = 0; i < 300 && pid > 0; i++) {
+			if (listening(p) && waitpid(pid, &st, WNOHANG) == 0) {
+				*port = p;
+				return pid;
+			}
+			if (waitpid(pid, &st, WNOHANG) == pid) {
+				pid = -1; /* it exited: another port */
+				break;
+			}
+			usleep(100 * 1000);
+		}
+		if (pid > 0) {
+			reap(pid);
+			return -1;
+		}
+	}
+	return -1;
+}
+
 struct gce {
 	struct swtpm sw;
 	char dir[64], meta[64], api[64], pemf[128];
@@ -214,8 +253,8 @@ struct gce {
 
 static int gce_start(struct gce *g)
 {
-	char listen1[64], listen2[64], inst[300];
-	int p1 = free_port(), p2;
+	char inst[300];
+	int p1, p2;
 	struct tpm *t;
 
 	memset(g, 0, sizeof *g);
@@ -231,22 +270,21 @@ static int gce_start(struct gce *g)
 	}
 	tpm_close(t);
 	snprintf(g->pemf, sizeof g->pemf, "%s", harness_path(g->dir, "ak.pem"));
-	if (ak_pem_file(g->ak, g->ak_len, g->pemf) < 0 || p1 < 0)
+	if (ak_pem_file(g->ak, g->ak_len, g->pemf) < 0)
 		return -1;
-	snprintf(listen1, sizeof listen1, "127.0.0.1:%d", p1);
+	g->meta_pid = serve((char *[]){"python3", "tests/cloud/fake_cloud.py", "--csp", "gcp",
+				       "--listen", NULL, "--set", "name=constel-worker-0", NULL},
+			    5, "127.0.0.1:%d", &p1);
+	if (g->meta_pid < 0)
+		return -1;
 	snprintf(g->meta, sizeof g->meta, "http://127.0.0.1:%d", p1);
-	g->meta_pid =
-	    spawn((char *[]){"python3", "tests/cloud/fake_cloud.py", "--csp", "gcp", "--listen",
-			     listen1, "--set", "name=constel-worker-0", NULL});
-	if (wait_port(p1) < 0 || (p2 = free_port()) < 0)
-		return -1;
-	snprintf(listen2, sizeof listen2, "127.0.0.1:%d", p2);
-	snprintf(g->api, sizeof g->api, "http://127.0.0.1:%d", p2);
 	snprintf(inst, sizeof inst, "constel-test/europe-west3-b/constel-worker-0=%s", g->pemf);
-	g->api_pid = spawn((char *[]){"python3", "tests/cloud/fake_gce_shielded.py", "--listen",
-				      listen2, "--token", TOKEN, "--instance", inst, NULL});
-	if (wait_port(p2) < 0)
+	g->api_pid = serve((char *[]){"python3", "tests/cloud/fake_gce_shielded.py", "--listen",
+				      NULL, "--token", TOKEN, "--instance", inst, NULL},
+			   3, "127.0.0.1:%d", &p2);
+	if (g->api_pid < 0)
 		return -1;
+	snprintf(g->api, sizeof g->api, "http://127.0.0.1:%d", p2);
 	setenv("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN, 1);
 	g->pol.variant = vtpm_variant_find("gcp-sev-es");
 	g->pol.check = vtpm_check_find("gcp-sev-es");
@@ -327,20 +365,20 @@ TEST(gcp_sev_es_document_from_swtpm_and_fakes_is_accepted_and_refused_as_go_does
 	/* another API (on another port) gives another key for the instance */
 	{
 		uint8_t other[TPM_PUBLIC_MAX];
-		char listen2[64], inst[300], api2[64];
-		int p2 = free_port();
+		char inst[300], api2[64];
+		int p2;
 		pid_t pid;
 
 		memcpy(other, g.ak, g.ak_len);
 		other[g.ak_len - 1] ^= 1;
-		CHECK(ak_pem_file(other, g.ak_len, g.pemf) == 0 && p2 > 0);
-		snprintf(listen2, sizeof listen2, "127.0.0.1:%d", p2);
-		snprintf(api2, sizeof api2, "http://127.0.0.1:%d", p2);
+		CHECK(ak_pem_file(other, g.ak_len, g.pemf) == 0);
 		snprintf(inst, sizeof inst, "constel-test/europe-west3-b/constel-worker-0=%s",
 			 g.pemf);
-		pid = spawn((char *[]){"python3", "tests/cloud/fake_gce_shielded.py", "--listen",
-				       listen2, "--token", TOKEN, "--instance", inst, NULL});
-		CHECK(wait_port(p2) == 0);
+		pid = serve((char *[]){"python3", "tests/cloud/fake_gce_shielded.py", "--listen",
+				       NULL, "--token", TOKEN, "--instance", inst, NULL},
+			    3, "127.0.0.1:%d", &p2);
+		CHECK(pid > 0);
+		snprintf(api2, sizeof api2, "http://127.0.0.1:%d", p2);
 		g.pol.api = api2;
 		r = validate(&g, err, sizeof err);
 		g.pol.api = g.api;
@@ -425,7 +463,7 @@ TEST(gcp_sev_es_recorded_gce_attestation_verifies_as_go_tpm_tools_verifies_it)
 	uint8_t *pbuf = harness_vector("tpm-gce/gce-cos-85-nonce9009.pb", &len), ud[32] = {0};
 	struct pb b = {pbuf, len}, s, ak = {0}, ev = {0};
 	struct vtpm_policy pol = {0};
-	char dir[64], pemf[128], listen[64], api[64], inst[300], err[400] = "";
+	char dir[64], pemf[128], api[64], inst[300], err[400] = "";
 	uint32_t f;
 	uint64_t v;
 	pid_t pid;
@@ -488,13 +526,12 @@ TEST(gcp_sev_es_recorded_gce_attestation_verifies_as_go_tpm_tools_verifies_it)
 	harness_tmpdir(dir, "vtpm-gce-rec");
 	snprintf(pemf, sizeof pemf, "%s", harness_path(dir, "ak.pem"));
 	CHECK(ak_pem_file(ak.p, ak.len, pemf) == 0);
-	CHECK((port = free_port()) > 0);
-	snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
-	snprintf(api, sizeof api, "http://127.0.0.1:%d", port);
 	snprintf(inst, sizeof inst, "p/us-central1-a/cos=%s", pemf);
-	pid = spawn((char *[]){"python3", "tests/cloud/fake_gce_shielded.py", "--listen", listen,
-			       "--token", TOKEN, "--instance", inst, NULL});
-	CHECK(wait_port(port) == 0);
+	pid = serve((char *[]){"python3", "tests/cloud/fake_gce_shielded.py", "--listen", NULL,
+			       "--token", TOKEN, "--instance", inst, NULL},
+		    3, "127.0.0.1:%d", &port);
+	CHECK(pid > 0);
+	snprintf(api, sizeof api, "http://127.0.0.1:%d", port);
 	setenv("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN, 1);
 	pol.variant = vtpm_variant_find("gcp-sev-es");
 	pol.check = vtpm_check_find("gcp-sev-es");
