@@ -12,8 +12,9 @@
  * Validate: parse, extraData, trusted AK (variant), quote signature/nonce/digest/event log,
  * validate_cvm (variant), measurements, user data.
  *
- * The tables of variants are in variants.c (issuers) and variants_check.c (validators); issuers and validators are built from it by name
- * (constel.attestation-variant= in the agent, --attestation in tools/). */
+ * The tables of variants are in variants.c (issuers) and variants_check.c (validators); issuers and
+ * validators are built from it by name (constel.attestation-variant= in the agent, --attestation in
+ * tools/). */
 #ifndef CONSTEL_ATTEST_VTPM_H
 #define CONSTEL_ATTEST_VTPM_H
 
@@ -121,10 +122,58 @@ void vtpm_env_default(struct vtpm_env *env, const struct vtpm_variant *v);
  * it). */
 void vtpm_issuer(struct atls_issuer *is, const struct vtpm_env *env);
 /* Checks a document; see qemu_vtpm_validate for the contract. */
-int vtpm_validate(const struct vtpm_policy *p, const uint8_t *doc, size_t len,
-		  const uint8_t *nonce, size_t nonce_len, uint8_t *user_data, size_t cap,
-		  size_t *user_data_len, char *err, size_t errlen);
+int vtpm_validate(const struct vtpm_policy *p, const uint8_t *doc, size_t len, const uint8_t *nonce,
+		  size_t nonce_len, uint8_t *user_data, size_t cap, size_t *user_data_len,
+		  char *err, size_t errlen);
 /* An aTLS validator for p->variant with policy p (p must outlive it; policy_init done). */
 void vtpm_validator(struct atls_validator *v, const struct vtpm_policy *p);
+
+/* ---- added with the core (vtpm.c, vtpm_verify.c) ---- */
+/* The largest InstanceInfo an issuer hook may write (cap it gets). */
+#define VTPM_INSTANCE_INFO_MAX (64 * 1024)
+/* Hooks write err without the variant's name: the core puts "<name>: " in front. */
+
+/* extraData = SHA-256(userData || nonce). */
+void vtpm_extra_data(const uint8_t user_data[ATLS_USER_DATA_LEN], const uint8_t *nonce,
+		     size_t nonce_len, uint8_t out[32]);
+/* tpmNonce = SHA-256(instanceInfo || extraData). */
+void vtpm_tpm_nonce(const uint8_t *instance_info, size_t ii_len, const uint8_t extra[32],
+		    uint8_t out[32]);
+/* The JSON document from its parts; instance_info NULL: "InstanceInfo":null. */
+int vtpm_document(const uint8_t *ak_pub, size_t ak_len, const struct tpm_quote *quotes,
+		  size_t n_quotes, const uint8_t *event_log, size_t ev_len,
+		  const uint8_t *instance_info, size_t ii_len,
+		  const uint8_t user_data[ATLS_USER_DATA_LEN], uint8_t *doc, size_t cap,
+		  size_t *ret_len);
+/* One document for env->variant (what vtpm_issuer's issue does). */
+int vtpm_issue(const struct vtpm_env *env, const uint8_t user_data[ATLS_USER_DATA_LEN],
+	       const uint8_t *nonce, size_t nonce_len, uint8_t *doc, size_t cap, size_t *ret_len,
+	       char *err, size_t errlen);
+/* Fills p for the variant named name: check, variant, measurements and config from the
+ * text of a measurements file (the measurements alone or the variant's attestationConfig
+ * JSON; NULL: no measurements; text must outlive p), then the variant's policy_init. The
+ * caller sets at, test_root (the PEM text of --amd-root/--intel-root), collateral and api
+ * before. -EINVAL, one line in err. */
+int vtpm_policy_init(struct vtpm_policy *p, const char *name, const char *text, size_t len,
+		     char *err, size_t errlen);
+void vtpm_policy_free(struct vtpm_policy *p);
+/* vtpm_validate with the quotes' qualifying data given as it is (recorded evidence made with
+ * a nonce of its own, e.g. go-tpm-tools' GCE test data), not made from a nonce and the user
+ * data; everything else is checked the same. */
+int vtpm_validate_raw(const struct vtpm_policy *p, const uint8_t *doc, size_t len,
+		      const uint8_t *tpm_nonce, size_t tn_len, char *err, size_t errlen);
+/* The GCE platform as go-tpm-tools reads it from PCR 0's SHA-256 events before the separator
+ * (gcp_es_verify.c; tools and tests): the GCE firmware version (-1: none) and the
+ * confidential technology of the NonHostInfo event (-1: none; 1 AMD SEV, 2 SEV-ES, 3 TDX,
+ * 4 SEV-SNP). -EINVAL, one line in err, for a log that does not parse or a forged PCR 0 event.
+ * Call it only on a log already replayed against a verified quote. */
+int gce_platform(const uint8_t *log, size_t len, long *version, int *tech, char *err,
+		 size_t errlen);
+/* The IMDS instance identity document body re-encoded as Go encodes aws-sdk-go-v2's
+ * imds.InstanceIdentityDocument (aws_nitro.c, in the agent): aws-nitro-tpm's InstanceInfo. */
+int aws_identity_document_go(const char *body, size_t len, uint8_t *out, size_t cap, size_t *ret,
+			     char *err, size_t errlen);
+/* Every variant's validator name ("aws-nitro-tpm, ..."), for tools' usage lines. */
+const char *vtpm_check_names(void);
 
 #endif
