@@ -365,7 +365,8 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 	}
 	/* the document's chain: its first two certificates, tried as intermediates only (the
 	 * root is never the document's) */
-	for (const char *s = (const char *)in.chain, *end = s + in.chain_len; s && nc < 2;) {
+	for (const char *s = (const char *)in.chain, *end = s ? s + in.chain_len : NULL;
+	     s && nc < 2;) {
 		const char *e = memmem(s, (size_t)(end - s), "-----END CERTIFICATE-----", 25);
 
 		if (!e)
