@@ -10,10 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <bearssl.h>
 #include <json-c/json.h>
@@ -22,6 +19,7 @@
 #include "attest/azure_snp.h"
 #include "attest/hcl.h"
 #include "base/base.h"
+#include "attest/azure_imds_fake.h"
 #include "harness.h"
 
 #define AT_2024 1704067200 /* 2024-01-01T00:00:00Z: the recorded VCEK is valid */
@@ -380,102 +378,46 @@ TEST(azure_snp_thim_and_tags_parsed_bounded)
 
 /* ---- the issuer against the fake IMDS (tests/cloud/fake_cloud.py --csp azure) ---- */
 
-struct fake {
-	pid_t pid;
-	char base[64];
-};
-
-static void fake_stop(struct fake *f)
-{
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
-		waitpid(f->pid, NULL, 0);
-		f->pid = 0;
-	}
-}
-
-/* Starts the fake on 127.0.0.1 (a port of its own) with THIM's files from the evidence or
- * none, and the MAA tag or none; 0 once it says "ready". */
-static int fake_start(struct fake *f, int thim, const char *maa)
+static int fake_start_vectors(struct imds_fake *f, int thim, const char *maa)
 {
 	const char *v = getenv("CONSTEL_VECTORS");
-	char listen[32], vcek[512], chain[512], tag[256], line[16] = {0};
-	const char *argv[16];
-	static int starts;
-	int fd[2], n = 0, port = 20000 + (int)(getpid() % 10000) * 4 + starts++ % 4;
-	size_t got = 0;
-	ssize_t k;
+	char vcek[512], chain[512];
 
 	if (!v || !*v)
 		v = "../shared/vectors";
-	snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d", port);
-	snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
-	snprintf(vcek, sizeof vcek, "thim_vcek=%s/snp-azure/vcek.pem", v);
-	snprintf(chain, sizeof chain, "thim_chain=%s/snp-azure/certchain.pem", v);
-	snprintf(tag, sizeof tag, "maa_url=%s", maa ? maa : "");
-	argv[n++] = "python3";
-	argv[n++] = "tests/cloud/fake_cloud.py";
-	argv[n++] = "--csp";
-	argv[n++] = "azure";
-	argv[n++] = "--listen";
-	argv[n++] = listen;
-	if (thim) {
-		argv[n++] = "--set";
-		argv[n++] = vcek;
-		argv[n++] = "--set";
-		argv[n++] = chain;
-	}
-	argv[n++] = "--set";
-	argv[n++] = tag;
-	argv[n] = NULL;
-	if (pipe(fd) < 0)
-		return -1;
-	if ((f->pid = fork()) == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		execvp("python3", (char *const *)argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (f->pid > 0 && got < 6 && (k = read(fd[0], line + got, 6 - got)) > 0)
-		got += (size_t)k;
-	close(fd[0]);
-	if (got != 6 || strncmp(line, "ready\n", 6)) {
-		fprintf(stderr, "fake_cloud.py did not start (%zu bytes)\n", got);
-		fake_stop(f);
-		return -1;
-	}
-	return 0;
+	snprintf(vcek, sizeof vcek, "%s/snp-azure/vcek.pem", v);
+	snprintf(chain, sizeof chain, "%s/snp-azure/certchain.pem", v);
+	return imds_fake_start(f, thim ? vcek : NULL, thim ? chain : NULL, maa);
 }
 
 TEST(azure_snp_issuer_reads_thim_and_the_maa_tag_from_imds)
 {
 	static uint8_t info[65536], want[65536];
 	struct ev e;
-	struct fake f;
+	struct imds_fake f;
 	size_t len, wlen;
 	char err[512];
 
 	CHECK(load(&e) == 0);
 	CHECK(info_of(&e, want, sizeof want, &wlen) == 0);
 	/* THIM and no tag: the document's InstanceInfo */
-	CHECK(fake_start(&f, 1, NULL) == 0);
+	CHECK(fake_start_vectors(&f, 1, NULL) == 0);
 	CHECK(azure_snp_info_fetch(f.base, e.hcl, sizeof e.hcl, info, sizeof info, &len, err,
 				   sizeof err) == 0);
 	CHECK(len == wlen && !memcmp(info, want, len));
-	fake_stop(&f);
+	imds_fake_stop(&f);
 	/* the tag set: refused, naming MAA */
-	CHECK(fake_start(&f, 1, "https://maa.example") == 0);
+	CHECK(fake_start_vectors(&f, 1, "https://maa.example") == 0);
 	CHECK(azure_snp_info_fetch(f.base, e.hcl, sizeof e.hcl, info, sizeof info, &len, err,
 				   sizeof err) < 0);
 	CHECK(strstr(err, "MAA is not supported") != NULL);
-	fake_stop(&f);
+	imds_fake_stop(&f);
 	/* no THIM (a VM that is not confidential): refused with the status */
-	CHECK(fake_start(&f, 0, NULL) == 0);
+	CHECK(fake_start_vectors(&f, 0, NULL) == 0);
 	CHECK(azure_snp_info_fetch(f.base, e.hcl, sizeof e.hcl, info, sizeof info, &len, err,
 				   sizeof err) < 0);
 	CHECK(strstr(err, "status 404") != NULL);
-	fake_stop(&f);
+	imds_fake_stop(&f);
 	/* nothing listening */
 	CHECK(azure_snp_info_fetch("http://127.0.0.1:1", e.hcl, sizeof e.hcl, info, sizeof info,
 				   &len, err, sizeof err) < 0);
