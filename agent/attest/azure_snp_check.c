@@ -9,12 +9,10 @@
  * AK. Tools only: the agent references nothing here. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 #include <tss2/tss2_mu.h>
@@ -316,25 +314,6 @@ out:
 
 /* ---- the check ---- */
 
-static int read_pem_file(const char *path, uint8_t **der, size_t *len, char *err, size_t errlen)
-{
-	char *buf = malloc(3 * CERT_MAX);
-	ssize_t n = -1;
-	int fd, r;
-
-	if (!buf)
-		return -ENOMEM;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read_full(fd, buf, 3 * CERT_MAX);
-		close(fd);
-	}
-	r = n < 0 ? -EIO : pem_cert(buf, (size_t)n, der, len);
-	free(buf);
-	if (r < 0)
-		return errbuf_set(err, errlen, "--amd-root %s: no PEM certificate", path);
-	return 0;
-}
-
 static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
 		       size_t errlen)
 {
@@ -388,8 +367,11 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 		o.chain_len[o.n_chain++] = a->ask_len;
 	}
 	if (p->test_root) {
-		if ((r = read_pem_file(p->test_root, &root, &root_len, err, errlen)) < 0)
+		/* the PEM text of --amd-root (the tools read the file) */
+		if (pem_cert(p->test_root, strlen(p->test_root), &root, &root_len) < 0) {
+			r = errbuf_set(err, errlen, "--amd-root: no PEM certificate");
 			goto out;
+		}
 		o.ark = root;
 		o.ark_len = root_len;
 	} else if (a->ark) {
