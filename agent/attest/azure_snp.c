@@ -21,12 +21,6 @@
 
 #define IMDS_TIMEOUT_MS 10000
 
-#ifndef TPM_NV_MAX /* until the vTPM core (h/vtpm) is merged: its declaration */
-#define TPM_NV_MAX 4096
-int tpm_nv_read(struct tpm *t, uint32_t index, uint8_t *buf, size_t cap, size_t *len, char *err,
-		size_t errlen) __attribute__((weak));
-#endif
-
 /* The member of object o whose key equals name case-insensitively, the last one in the text
  * (Go's encoding/json: exact or case-folded match, a later key overwrites). */
 static json_object *member(json_object *o, const char *name)

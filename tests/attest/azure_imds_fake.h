@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,8 @@ static inline int imds_fake_start(struct imds_fake *f, const char *vcek, const c
 	if (pipe(fd) < 0)
 		return -1;
 	if ((f->pid = fork()) == 0) {
+		/* gone with the test, also when a failed CHECK skips imds_fake_stop */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(fd[1], 1);
 		close(fd[0]);
 		execvp("python3", (char *const *)argv);
