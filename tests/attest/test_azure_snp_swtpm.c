@@ -3,9 +3,10 @@
  * (tests/attest/azure_snp_test.py) with REPORT_DATA = SHA-256 of runtime data naming that AK,
  * THIM of the fake IMDS serving the test VCEK and chain. The issuer's document is accepted by
  * vtpm_validate (policy Equal with the report's ID key digest, the test ARK as --amd-root) and
- * by constel-verify --attestation azure-sev-snp; refused when a byte of InstanceInfo changes,
- * when the HCL report's SNP report or runtime data changes, when the runtime data names
- * another AK, under Constellation's default digests; no document while the MAA tag is set. */
+ * by constel-verify --attestation azure-sev-snp ($BUILD/tools, built first); refused when a byte of
+ * InstanceInfo changes, when the HCL report's SNP report or runtime data changes, when the runtime
+ * data names another AK, under Constellation's default digests; no document while the MAA tag is
+ * set. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -158,6 +159,46 @@ static int validate(struct fx *f, const char *config, const uint8_t *d, size_t l
 	return r;
 }
 
+static int write_file(const char *path, const void *b, size_t n)
+{
+	FILE *o = fopen(path, "wb");
+	int ok = o && fwrite(b, 1, n, o) == n;
+
+	if (o && fclose(o))
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/* constel-verify --attestation azure-sev-snp on the document: its exit code, and the first
+ * line of its output that is no warning in out */
+static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
+{
+	const char *b = getenv("BUILD");
+	char cmd[1024], docp[128], cfgp[128], arkp[128], nonce[65], ud[65], line[512];
+	FILE *p;
+	int st;
+
+	snprintf(docp, sizeof docp, "%s/doc.json", f->dir);
+	snprintf(cfgp, sizeof cfgp, "%s/config.json", f->dir);
+	snprintf(arkp, sizeof arkp, "%s/ark.pem", f->dir);
+	if (write_file(docp, doc, f->len) < 0 || write_file(cfgp, config, strlen(config)) < 0)
+		return -1;
+	hex_encode(f->nonce, 32, nonce, sizeof nonce);
+	hex_encode(f->ud, 32, ud, sizeof ud);
+	snprintf(cmd, sizeof cmd,
+		 "%s/tools/constel-verify --attestation azure-sev-snp --nonce %s --user-data %s "
+		 "--measurements %s --amd-root %s %s 2>&1",
+		 b && *b ? b : "build", nonce, ud, cfgp, arkp, docp);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	out[0] = 0;
+	while (fgets(line, sizeof line, p))
+		if (!out[0] && !strstr(line, "warn"))
+			snprintf(out, cap, "%s", line);
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static int has(const char *err, const char *want)
 {
 	if (strstr(err, want))
@@ -179,6 +220,11 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 		fprintf(stderr, "issue: %s\n", err);
 	if (validate(&f, CONFIG_EQUAL, doc, f.len, err, sizeof err) != 0)
 		harness_fail(__FILE__, __LINE__, "azure-sev-snp document refused: %s", err);
+	/* the same by the command line tool */
+	CHECK(cli_verify(&f, CONFIG_EQUAL, err, sizeof err) == 0);
+	CHECK(has(err, "OK user_data="));
+	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
+	CHECK(has(err, "MAAFallback"));
 	/* Constellation's defaults: this ID key digest is not Azure's; MAAFallback unsupported */
 	CHECK(validate(&f, CONFIG_DEFAULT, doc, f.len, err, sizeof err) < 0);
 	CHECK(has(err, "MAAFallback"));
