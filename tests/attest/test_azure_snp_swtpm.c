@@ -199,6 +199,35 @@ static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The agent's own command line: constel-agent --tpm swtpm:... attest --attestation
+ * azure-sev-snp --imds URL, its document into doc (f->len); the exit code. */
+static int cli_attest(struct fx *f)
+{
+	const char *b = getenv("BUILD");
+	char cmd[1024], docp[128], nonce[65], ud[65];
+	size_t len;
+	int st;
+
+	snprintf(docp, sizeof docp, "%s/agent-doc.json", f->dir);
+	hex_encode(f->nonce, 32, nonce, sizeof nonce);
+	hex_encode(f->ud, 32, ud, sizeof ud);
+	snprintf(cmd, sizeof cmd,
+		 "%s/test/constel-agent --tpm swtpm:host=%s,port=%u attest --attestation "
+		 "azure-sev-snp --imds %s --event-log /nonexistent --nonce %s --user-data %s "
+		 ">%s 2>%s/agent.log",
+		 b && *b ? b : "build", f->sw.tcti.host, (unsigned)f->sw.tcti.port, f->imds.base,
+		 nonce, ud, docp, f->dir);
+	st = system(cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (read_file(docp, doc, ATLS_DOC_MAX, &len) < 0)
+		return -1;
+	while (len && doc[len - 1] == '\n')
+		len--;
+	f->len = len;
+	return 0;
+}
+
 static int has(const char *err, const char *want)
 {
 	if (strstr(err, want))
@@ -225,6 +254,11 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	CHECK(has(err, "OK user_data="));
 	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
 	CHECK(has(err, "MAAFallback"));
+	/* the agent's attest command makes one too */
+	CHECK(cli_attest(&f) == 0);
+	CHECK(cli_verify(&f, CONFIG_EQUAL, err, sizeof err) == 0);
+	CHECK(has(err, "OK user_data="));
+	CHECK(issue(&f, err, sizeof err) == 0);
 	/* Constellation's defaults: this ID key digest is not Azure's; MAAFallback unsupported */
 	CHECK(validate(&f, CONFIG_DEFAULT, doc, f.len, err, sizeof err) < 0);
 	CHECK(has(err, "MAAFallback"));
