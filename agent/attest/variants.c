@@ -10,7 +10,7 @@ extern const struct vtpm_variant vtpm_aws_nitro_tpm;
 
 /* extern const struct vtpm_variant vtpm_aws_sev_snp; */
 
-/* extern const struct vtpm_variant vtpm_azure_sev_snp; */
+extern const struct vtpm_variant vtpm_azure_sev_snp;
 
 /* extern const struct vtpm_variant vtpm_azure_tdx; */
 
@@ -25,7 +25,7 @@ static const struct vtpm_variant *const variants[] = {
 
     /* &vtpm_aws_sev_snp, */
 
-    /* &vtpm_azure_sev_snp, */
+    &vtpm_azure_sev_snp,
 
     /* &vtpm_azure_tdx, */
 

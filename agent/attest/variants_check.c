@@ -11,7 +11,7 @@ extern const struct vtpm_check vtpm_check_aws_nitro_tpm;
 
 /* extern const struct vtpm_check vtpm_check_aws_sev_snp; */
 
-/* extern const struct vtpm_check vtpm_check_azure_sev_snp; */
+extern const struct vtpm_check vtpm_check_azure_sev_snp;
 
 /* extern const struct vtpm_check vtpm_check_azure_tdx; */
 
@@ -26,7 +26,7 @@ static const struct vtpm_check *const checks[] = {
 
     /* &vtpm_check_aws_sev_snp, */
 
-    /* &vtpm_check_azure_sev_snp, */
+    &vtpm_check_azure_sev_snp,
 
     /* &vtpm_check_azure_tdx, */
 

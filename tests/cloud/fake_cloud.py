@@ -15,7 +15,12 @@ fails as it fails:
   (GET /metadata/instance?api-version=...&format=json with "Metadata: true", else 400
   {"error": "Bad request. Required metadata header not specified"}; no api-version: 400 with
   "newest-versions"; X-Forwarded-For: 400) with the body of the REST spec's example
-  GetInstanceMetadata.json (2021-02-01), trimmed to the fields a node reads.
+  GetInstanceMetadata.json (2021-02-01), trimmed to the fields a node reads. THIM on the same
+  server (https://learn.microsoft.com/azure/security/fundamentals/trusted-hardware-identity-management:
+  GET /metadata/THIM/amd/certification, "Metadata: true" as every IMDS path, no api-version;
+  JSON {vcekCert, tcbm, certificateChain, cacheControl}) serves the PEM files of --set
+  thim_vcek=PATH and thim_chain=PATH (404 without them); --set maa_url=URL adds the tag
+  constellation-maa-url.
 - Azure, the wireserver (168.63.129.16): the protocol WALinuxAgent, cloud-init and Afterburn
   speak (x-ms-version 2012-11-30; GET /machine/?comp=goalstate, POST /machine?comp=health with
   text/xml). Its refusal of a request without x-ms-version is modelled as 400 with an XML
@@ -105,6 +110,12 @@ def azure_imds(h, method, path, query, body):
         raise Reply(400, json.dumps({"error": "Bad request. X-Forwarded-For header is not allowed"}), j)
     if (h.headers.get("Metadata") or "").lower() != "true":
         raise Reply(400, json.dumps({"error": "Bad request. Required metadata header not specified"}), j)
+    if path == "/metadata/THIM/amd/certification" and method == "GET":
+        if not INSTANCE.get("thim_vcek") or not INSTANCE.get("thim_chain"):
+            raise Reply(404, json.dumps({"error": "Not found"}), j)
+        with open(INSTANCE["thim_vcek"]) as v, open(INSTANCE["thim_chain"]) as c:
+            raise Reply(200, json.dumps({"vcekCert": v.read(), "tcbm": "DB18000000000002",
+                                         "certificateChain": c.read(), "cacheControl": "86400"}), j)
     if "api-version" not in query:
         raise Reply(400, json.dumps({
             "error": "Bad request. api-version was not specified in the request. For more "
@@ -118,6 +129,8 @@ def azure_imds(h, method, path, query, body):
            "virtualMachines/0")
     tags = [("constellation-role", i["role"]), ("constellation-uid", i["uid"]),
             ("constellation-init-secret-hash", i["init_secret_hash"])]
+    if i.get("maa_url"):
+        tags.append(("constellation-maa-url", i["maa_url"]))
     doc = {
         "compute": {
             "azEnvironment": "AzurePublicCloud", "location": "westeurope", "name": i["name"],
