@@ -44,6 +44,8 @@ struct cloud {
 	const struct cloud_ops *ops;
 	const char *metadata;	/* the node-local endpoint's base URL */
 	const char *wireserver; /* Azure's */
+	const char *api;	/* the control-plane API's base URL (tests); NULL: the cloud's */
+	const char *ca_bundle;	/* the anchors for https:// to the API; NULL: CA_BUNDLE_DEFAULT */
 	const char *sys, *dev;	/* "/sys", "/dev" (recorded trees in tests) */
 	int timeout_ms;		/* each call to an endpoint, its retries included */
 	int disk_wait_ms;	/* how long the state disk is waited for */

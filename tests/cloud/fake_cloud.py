@@ -23,7 +23,10 @@ fails as it fails:
 - AWS, IMDSv2: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-instance-metadata-service.html
   (PUT /latest/api/token with X-aws-ec2-metadata-token-ttl-seconds 1..21600, else 400; a PUT
   with X-Forwarded-For 403; with http_tokens=required a GET without a valid, unexpired token
-  is 401) and instance-identity-documents.html for the document's fields.
+  is 401) and instance-identity-documents.html for the document's fields;
+  iam/security-credentials/ (the role's name) and .../<role> (Code, LastUpdated, Type,
+  AccessKeyId, SecretAccessKey, Token, Expiration) from instancedata-data-categories.html and
+  iam-roles-for-amazon-ec2.html#instance-metadata-security-credentials.
 - OpenStack: https://docs.openstack.org/nova/latest/user/metadata.html (meta_data.json,
   user_data, the EC2-compatible /1.0/meta-data/local-ipv4; no header demanded).
 
@@ -56,6 +59,13 @@ INSTANCE = {
     "incarnation": "7",
     "container_id": "a511aa6d-29e7-4f53-8788-55655dfe848f",
     "instance_name": "f6cd1d7ef1644557b9059345e5ba890c._constel-worker-0",
+    # AWS: the instance profile's role and its temporary credentials (aws_expires: seconds
+    # from the request on; the real ones live about 6 h and are renewed 5 min before)
+    "aws_role": "constel-node-role",
+    "aws_key_id": "ASIAEXAMPLEKEYID0001",
+    "aws_secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaDGV1LWNlbnRyYWwtMSJGMEQ=",
+    "aws_expires": "21600",
 }
 LOG_LOCK = threading.Lock()
 TOKENS = {}  # IMDSv2 token -> expiry (monotonic)
@@ -228,6 +238,14 @@ def aws(h, method, path, query, body):
               "/latest/meta-data/local-ipv4": i["ip"],
               "/latest/meta-data/instance-id": i["instance_id"],
               "/latest/meta-data/placement/availability-zone": i["az"]}
+    role_path = "/latest/meta-data/iam/security-credentials/"
+    values[role_path] = i["aws_role"]
+    exp = time.gmtime(time.time() + int(i["aws_expires"]))
+    values[role_path + i["aws_role"]] = json.dumps({
+        "Code": "Success", "LastUpdated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "Type": "AWS-HMAC", "AccessKeyId": i["aws_key_id"], "SecretAccessKey": i["aws_secret"],
+        "Token": i["aws_token"], "Expiration": time.strftime("%Y-%m-%dT%H:%M:%SZ", exp)},
+        indent=2)
     if path not in values:  # metadata tags are disabled (Constellation's launch template)
         raise Reply(404, "Not Found")
     raise Reply(200, values[path])

@@ -106,8 +106,21 @@ else
 fi
 
 # ---- AWS ----
+# the role is an EC2 tag: the SigV4-signed API's fake beside IMDS, on the namespace's loopback
+cat >"$work/aws.state" <<'JSON'
+{"region": "eu-central-1",
+ "credentials": [{"AccessKeyId": "ASIAEXAMPLEKEYID0001", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                  "Token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaDGV1LWNlbnRyYWwtMSJGMEQ="}],
+ "instances": [{"InstanceId": "i-0123456789abcdef0", "PrivateIpAddress": "10.9.0.2", "AvailabilityZone": "eu-central-1b",
+                "State": "running", "Tags": {"constellation-role": "worker", "constellation-uid": "c0ffee42",
+                "constellation-init-secret-hash": "$2a$10$0123456789012345678901uMvcQ9mDmbXJMMvl8Lw3CHSWsWrANMO"}}],
+ "load_balancers": []}
+JSON
 cat >"$work/aws.sh" <<SH
-"$agent" metadata --csp aws >"$work/aws.out" 2>"$work/aws.err"; echo \$? >"$work/aws.rc"
+python3 "$PWD/tests/cloud/fake_aws_api.py" --state "$work/aws.state" >"$work/aws.port" 2>/dev/null &
+for _ in \$(seq 100); do [ -s "$work/aws.port" ] && break; sleep 0.1; done
+"$agent" metadata --csp aws --api http://127.0.0.1:\$(cat "$work/aws.port") >"$work/aws.out" 2>"$work/aws.err"; echo \$? >"$work/aws.rc"
+kill %1
 $(declare -f code)
 u=http://169.254.169.254/latest/dynamic/instance-identity/document
 code \$u >"$work/aws.notoken"
@@ -120,7 +133,8 @@ SH
 inns aws bash "$work/aws.sh"
 t=aws_identity_from_imdsv2_token_first
 if [ "$(cat "$work/aws.rc" 2>/dev/null)" = 0 ] &&
-	grep -qx 'self i-0123456789abcdef0 unknown 10.9.0.2 aws:///eu-central-1b/i-0123456789abcdef0' "$work/aws.out" &&
+	grep -qx 'self i-0123456789abcdef0 worker 10.9.0.2 aws:///eu-central-1b/i-0123456789abcdef0' "$work/aws.out" &&
+	grep -qx 'uid c0ffee42' "$work/aws.out" &&
 	python3 - "$work/aws.log" <<'PY'
 import json, sys
 h = [json.loads(l) for l in open(sys.argv[1])]
