@@ -256,7 +256,8 @@ static int aws_peers(const struct cloud *cl, struct md_instance *peers, int max,
 
 		memset(p, 0, sizeof *p);
 		snprintf(p->name, sizeof p->name, "%.31s", in[i].id);
-		snprintf(p->provider_id, sizeof p->provider_id, "aws:///%.47s/%.31s", in[i].az, in[i].id);
+		snprintf(p->provider_id, sizeof p->provider_id, "aws:///%.47s/%.31s", in[i].az,
+			 in[i].id);
 		snprintf(p->vpc_ip, sizeof p->vpc_ip, "%.47s", in[i].private_ip);
 		p->control_plane = aws_role_is_control_plane(in[i].role);
 	}

@@ -16,6 +16,7 @@
 
 #include "base/base.h"
 #include "cloud/aws_api.h"
+#include "cloud/cloud.h"
 #include "net/net.h"
 
 /* ---- a small bounded XML reader ----
@@ -764,6 +765,15 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 		  char *err, size_t errlen)
 {
 	const struct aws_api *api = ctx;
+
+	return cloud_api_request("POST", api ? api->ca : NULL, url, headers, body, body_len, max,
+				 timeout_ms, resp, err, errlen);
+}
+
+int cloud_api_request(const char *method, const struct ca_bundle *ca, const char *url,
+		      const char *headers, const void *body, size_t body_len, size_t max,
+		      int timeout_ms, struct http_response *resp, char *err, size_t errlen)
+{
 	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
 	int tls = !strncmp(url, "https://", 8);
 	const char *h = url + (tls ? 8 : 7);
@@ -781,19 +791,18 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 		 memchr(h, ':', n) ? "" : (tls ? ":443" : ":80"));
 	if (hostport_split(hostport, host, sizeof host, port, sizeof port) < 0)
 		return errbuf_set(err, errlen, "aws: bad URL");
-	if (tls && (!api || !api->ca)) {
-		errbuf_set(err, errlen, "aws: https without a CA bundle");
+	if (tls && !ca) {
+		errbuf_set(err, errlen, "%s: https without a CA bundle", hostport);
 		return -ENOKEY;
 	}
 	/* the request holds the session token: a wiped buffer */
-	req = secret_new(strlen(headers) + body_len + 256);
+	req = secret_new(strlen(headers) + strlen(url) + body_len + 256);
 	if (!req)
 		return -ENOMEM;
-	int hl =
-	    snprintf((char *)req->bytes, req->len,
-		     "POST %s HTTP/1.1\r\n%sContent-Length: %zu\r\nUser-Agent: constel-agent\r\n"
-		     "Connection: close\r\n\r\n",
-		     *(h + n) ? h + n : "/", headers, body_len);
+	int hl = snprintf((char *)req->bytes, req->len,
+			  "%s %s HTTP/1.1\r\n%sContent-Length: %zu\r\nUser-Agent: constel-agent\r\n"
+			  "Connection: close\r\n\r\n",
+			  method, *(h + n) ? h + n : "/", headers, body_len);
 
 	if (hl < 0 || (size_t)hl + body_len > req->len) {
 		r = errbuf_set(err, errlen, "aws: request too long");
@@ -806,7 +815,7 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 		fd = -1;
 		goto out;
 	}
-	if (tls && (r = tls_client_open(fd, host, api->ca, deadline, &tc, err, errlen)) < 0)
+	if (tls && (r = tls_client_open(fd, host, ca, deadline, &tc, err, errlen)) < 0)
 		goto out;
 	size_t total = (size_t)hl + body_len;
 

@@ -61,6 +61,9 @@ INSTANCE = {
     "instance_name": "f6cd1d7ef1644557b9059345e5ba890c._constel-worker-0",
     # AWS: the instance profile's role and its temporary credentials (aws_expires: seconds
     # from the request on; the real ones live about 6 h and are renewed 5 min before)
+    # Azure: the managed identity's token (its lifetime; the key fake_azure_api.py checks)
+    "azure_token_ttl": "86399",
+    "azure_token_key": "fake-arm-key",
     "aws_role": "constel-node-role",
     "aws_key_id": "ASIAEXAMPLEKEYID0001",
     "aws_secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -120,6 +123,8 @@ def azure_imds(h, method, path, query, body):
             "error": "Bad request. api-version was not specified in the request. For more "
                      "information refer to aka.ms/azureimds",
             "newest-versions": ["2021-02-01", "2020-12-01", "2020-10-01"]}), j)
+    if path == "/metadata/identity/oauth2/token" and method == "GET":
+        azure_token(query)
     if path != "/metadata/instance" or method != "GET":
         raise Reply(404, json.dumps({"error": "Not found"}), j)
     i = INSTANCE
@@ -145,6 +150,31 @@ def azure_imds(h, method, path, query, body):
             "ipv6": {"ipAddress": []}, "macAddress": "000D3AF806EC"}]},
     }
     raise Reply(200, json.dumps(doc), j)
+
+
+def azure_token(query):
+    """The managed identity's token (how-to-use-vm-token#get-a-token-using-http): api-version
+    2018-02-01 and resource demanded; the answer's times are strings. The token is
+    fake.<expires_on>.<HMAC of it with azure_token_key>, which fake_azure_api.py checks."""
+    import hashlib
+    import hmac
+    import urllib.parse
+    j = "application/json; charset=utf-8"
+    if query.get("api-version") != "2018-02-01":
+        raise Reply(400, json.dumps({"error": "invalid_request",
+                                     "error_description": "Invalid api-version"}), j)
+    res = urllib.parse.unquote(query.get("resource", ""))
+    if not res:
+        raise Reply(400, json.dumps({"error": "invalid_request",
+                                     "error_description": "Required audience parameter not specified"}), j)
+    ttl = int(INSTANCE["azure_token_ttl"])
+    now = int(time.time())
+    exp = str(now + ttl)
+    mac = hmac.new(INSTANCE["azure_token_key"].encode(), exp.encode(), hashlib.sha256).hexdigest()
+    raise Reply(200, json.dumps({
+        "access_token": "fake.%s.%s" % (exp, mac), "client_id": "9c8c7a7e-0000-4000-8000-000000000001",
+        "expires_in": str(ttl), "expires_on": exp, "ext_expires_in": str(ttl),
+        "not_before": str(now), "resource": res, "token_type": "Bearer"}), j)
 
 
 def wire_error(msg):
