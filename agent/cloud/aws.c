@@ -52,7 +52,7 @@ static int imds_token(const struct cloud *cl, char *tok, size_t cap)
 		r = log_err(-EINVAL, "aws: the IMDSv2 token is not a short printable word");
 	else
 		memcpy(tok, resp.body, resp.len + 1);
-	secret_wipe(resp.buf, resp.len);
+	secret_wipe(resp.body, resp.len);
 	http_response_free(&resp);
 	return r;
 }
@@ -131,7 +131,7 @@ static int credentials(const struct cloud *cl)
 	if ((r = imds_get(cl, path, AWS_CREDS_MAX, &resp)) < 0)
 		return r;
 	r = aws_parse_credentials(resp.body, resp.len, time(NULL), &c, err, sizeof err);
-	secret_wipe(resp.buf, resp.len);
+	secret_wipe(resp.body, resp.len);
 	http_response_free(&resp);
 	if (r < 0)
 		return log_err(r, "aws: the credentials of role %s: %s", role, err);

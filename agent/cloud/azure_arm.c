@@ -51,6 +51,19 @@ static int str_at(json_object *o, const char *key, char *out, size_t cap)
 	return 0;
 }
 
+/* A name that goes into a URL path: ARM's names of scale sets, VMs, NICs and public IPs are
+ * letters, digits, '.', '_' and '-'. */
+static int url_safe(const char *s)
+{
+	if (!s[0])
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
 static const char *base_name(const char *id)
 {
 	const char *s = strrchr(id, '/');
@@ -113,6 +126,11 @@ int azure_parse_token(const char *body, size_t len, time_t now, struct secret **
 		r = -ENOMEM;
 	*expires_on = (time_t)e;
 out:
+	/* json-c's copy of the token: wiped before it is freed */
+	t = member(o, "access_token");
+	if (t && json_object_is_type(t, json_type_string))
+		secret_wipe((char *)json_object_get_string(t),
+			    (size_t)json_object_get_string_len(t));
 	json_object_put(o);
 	return r;
 }
@@ -134,6 +152,8 @@ static int list_item(json_object *it, enum azure_list_kind kind, const char *uid
 
 		if (!tag_is(it, "constellation-uid", uid) || str_at(it, "name", name, sizeof name))
 			return 0;
+		if (!url_safe(name))
+			return errbuf_set(err, errlen, "a scale set's name is not a plain name");
 		if (*count >= max)
 			return errbuf_set(err, errlen, "more than %d scale sets", max), -ENOSPC;
 		memcpy(names[(*count)++], name, sizeof name);
@@ -160,6 +180,9 @@ static int list_item(json_object *it, enum azure_list_kind kind, const char *uid
 			return errbuf_set(err, errlen, "VM %s has no network interface",
 					  vm.instance_id);
 		snprintf(vm.nic, sizeof vm.nic, "%.95s", base_name(nic));
+		if (!url_safe(vm.instance_id) || !url_safe(vm.nic))
+			return errbuf_set(err, errlen,
+					  "a VM's instanceId or NIC is not a plain name");
 		if (*count >= max)
 			return errbuf_set(err, errlen, "more than %d VMs", max), -ENOSPC;
 		vms[(*count)++] = vm;
@@ -179,7 +202,7 @@ static int list_item(json_object *it, enum azure_list_kind kind, const char *uid
 
 		if (!lb.pip[0] &&
 		    str_at(member(fp, "publicIPAddress"), "id", pip, sizeof pip) == 0 &&
-		    strlen(base_name(pip)) < sizeof lb.pip)
+		    strlen(base_name(pip)) < sizeof lb.pip && url_safe(base_name(pip)))
 			snprintf(lb.pip, sizeof lb.pip, "%.95s", base_name(pip));
 		if (!lb.private_ip[0])
 			str_at(fp, "privateIPAddress", lb.private_ip, sizeof lb.private_ip);
@@ -344,7 +367,7 @@ static int token(const struct cloud *cl)
 			    &resp)) < 0)
 		return log_err(r, "azure: no managed identity token from IMDS");
 	r = azure_parse_token(resp.body, resp.len, time(NULL), &t, &exp, err, sizeof err);
-	secret_wipe(resp.buf, strlen(resp.buf));
+	secret_wipe(resp.buf, (size_t)(resp.body - resp.buf) + resp.len);
 	http_response_free(&resp);
 	if (r < 0)
 		return log_err(r, "%s", err);
