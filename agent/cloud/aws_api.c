@@ -786,11 +786,11 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 
 	memset(resp, 0, sizeof *resp);
 	if ((!tls && strncmp(url, "http://", 7)) || n == 0 || n >= sizeof host)
-		return errbuf_set(err, errlen, "aws: bad URL");
+		return errbuf_set(err, errlen, "bad URL");
 	snprintf(hostport, sizeof hostport, "%.*s%s", (int)n, h,
 		 memchr(h, ':', n) ? "" : (tls ? ":443" : ":80"));
 	if (hostport_split(hostport, host, sizeof host, port, sizeof port) < 0)
-		return errbuf_set(err, errlen, "aws: bad URL");
+		return errbuf_set(err, errlen, "bad URL");
 	if (tls && !ca) {
 		errbuf_set(err, errlen, "%s: https without a CA bundle", hostport);
 		return -ENOKEY;
@@ -805,7 +805,7 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 			  method, *(h + n) ? h + n : "/", headers, body_len);
 
 	if (hl < 0 || (size_t)hl + body_len > req->len) {
-		r = errbuf_set(err, errlen, "aws: request too long");
+		r = errbuf_set(err, errlen, "request too long");
 		goto out;
 	}
 	memcpy(req->bytes + hl, body, body_len);
@@ -828,15 +828,13 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 			ssize_t k;
 
 			if ((r = wait_fd(fd, POLLOUT, deadline)) < 0) {
-				errbuf_set(err, errlen, "aws: %s: sending: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: sending: %s", hostport, strerror(-r));
 				goto out;
 			}
 			k = send(fd, req->bytes + off, total - off, MSG_NOSIGNAL);
 			if (k < 0 && errno != EAGAIN && errno != EINTR) {
 				r = -errno;
-				errbuf_set(err, errlen, "aws: %s: send: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: send: %s", hostport, strerror(-r));
 				goto out;
 			}
 			if (k > 0)
@@ -852,7 +850,7 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 		ssize_t k;
 
 		if (len == limit) {
-			errbuf_set(err, errlen, "aws: %s: response larger than allowed", hostport);
+			errbuf_set(err, errlen, "%s: response larger than allowed", hostport);
 			r = -EFBIG;
 			goto out;
 		}
@@ -860,8 +858,7 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 			k = tls_client_read(tc, buf + len, limit - len, deadline, err, errlen);
 		} else {
 			if ((r = wait_fd(fd, POLLIN, deadline)) < 0) {
-				errbuf_set(err, errlen, "aws: %s: reading: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: reading: %s", hostport, strerror(-r));
 				goto out;
 			}
 			k = read(fd, buf + len, limit - len);
@@ -869,8 +866,7 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 				continue;
 			if (k < 0) {
 				r = -errno;
-				errbuf_set(err, errlen, "aws: %s: read: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: read: %s", hostport, strerror(-r));
 				goto out;
 			}
 		}
@@ -885,7 +881,7 @@ int cloud_api_request(const char *method, const struct ca_bundle *ca, const char
 	buf[len] = '\0';
 	r = http_parse_response(buf, len, &resp->status, &resp->body, &resp->len, err, errlen);
 	if (r == 0 && resp->len > max) {
-		errbuf_set(err, errlen, "aws: %s: body larger than allowed", hostport);
+		errbuf_set(err, errlen, "%s: body larger than allowed", hostport);
 		r = -EFBIG;
 	}
 	if (r < 0)
