@@ -399,7 +399,7 @@ int cmd_net_dhcp(const struct cli *c)
 }
 
 /* What a cloud's node-local endpoint says of the node: each line, or why not. */
-static int cloud_identity(const char *csp, const char *url)
+static int cloud_identity(const char *csp, const char *url, const char *api, const char *ca)
 {
 	struct cloud cl;
 	struct md_instance self;
@@ -408,6 +408,8 @@ static int cloud_identity(const char *csp, const char *url)
 
 	if (cloud_select(csp, url, &cl, err, sizeof err) < 0)
 		return usage_error("metadata", err);
+	cl.api = api;
+	cl.ca_bundle = ca;
 	if (cloud_self(&cl, &self) < 0)
 		return EXIT_FAILURE_RUN;
 	printf("self %s %s %s %s\n", self.name,
@@ -429,25 +431,44 @@ static int cloud_identity(const char *csp, const char *url)
 
 int cmd_metadata(const struct cli *c)
 {
-	const char *url = NULL, *csp = NULL;
+	const char *url = NULL, *imds = NULL, *api = NULL, *ca = NULL, *csp = NULL;
 	struct opt opts[] = {
-	    {"url", &url, 0},
-	    {"csp", &csp, 0},
-	    {NULL, NULL, 0},
+	    {"url", &url, 0}, /* the old name of --imds */
+	    {"imds", &imds, 0}, {"api", &api, 0}, {"ca-bundle", &ca, 0},
+	    {"csp", &csp, 0},	{NULL, NULL, 0},
 	};
+	static struct metadata_view v;
 	struct md_instance self, peers[16];
-	char err[256], endpoint[64], hash[64];
-	int n = 0;
+	char *argv[32], err[256], endpoint[64], hash[64];
+	int n = 0, argc = 0, json = 0, r;
 
-	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
-		return usage_error(c->command, err);
+	for (int i = 0; i < c->argc; i++)
+		if (!strcmp(c->argv[i], "--json"))
+			json = 1;
+		else if (argc < 32)
+			argv[argc++] = c->argv[i];
+	if (argc == 32 || cli_opts_parse(argc, argv, opts, err, sizeof err) < 0)
+		return usage_error(c->command, argc == 32 ? "too many arguments" : err);
+	if (!imds)
+		imds = url;
+	if (json) {
+		struct cloud cl;
+
+		if (cloud_select(csp ? csp : "qemu", imds, &cl, err, sizeof err) < 0)
+			return usage_error(c->command, err);
+		cl.api = api;
+		cl.ca_bundle = ca;
+		r = metadata_collect(&cl, &v);
+		metadata_print_json(stdout, &v);
+		return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+	}
 	if (csp && strcmp(csp, "qemu"))
-		return cloud_identity(csp, url);
-	if (!url)
-		url = CLOUD_QEMU_URL;
-	if (md_self(url, &self) < 0 || md_peers(url, peers, 16, &n) < 0 ||
-	    md_endpoint(url, endpoint, sizeof endpoint) < 0 ||
-	    md_init_secret_hash(url, hash, sizeof hash) < 0)
+		return cloud_identity(csp, imds, api, ca);
+	if (!imds)
+		imds = CLOUD_QEMU_URL;
+	if (md_self(imds, &self) < 0 || md_peers(imds, peers, 16, &n) < 0 ||
+	    md_endpoint(imds, endpoint, sizeof endpoint) < 0 ||
+	    md_init_secret_hash(imds, hash, sizeof hash) < 0)
 		return EXIT_FAILURE_RUN;
 	printf("self %s %s %s\n", self.name, self.control_plane ? "control-plane" : "worker",
 	       self.vpc_ip);

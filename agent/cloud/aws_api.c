@@ -16,6 +16,7 @@
 
 #include "base/base.h"
 #include "cloud/aws_api.h"
+#include "cloud/cloud.h"
 #include "net/net.h"
 
 /* ---- a small bounded XML reader ----
@@ -764,6 +765,15 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 		  char *err, size_t errlen)
 {
 	const struct aws_api *api = ctx;
+
+	return cloud_api_request("POST", api ? api->ca : NULL, url, headers, body, body_len, max,
+				 timeout_ms, resp, err, errlen);
+}
+
+int cloud_api_request(const char *method, const struct ca_bundle *ca, const char *url,
+		      const char *headers, const void *body, size_t body_len, size_t max,
+		      int timeout_ms, struct http_response *resp, char *err, size_t errlen)
+{
 	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
 	int tls = !strncmp(url, "https://", 8);
 	const char *h = url + (tls ? 8 : 7);
@@ -776,27 +786,26 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 
 	memset(resp, 0, sizeof *resp);
 	if ((!tls && strncmp(url, "http://", 7)) || n == 0 || n >= sizeof host)
-		return errbuf_set(err, errlen, "aws: bad URL");
+		return errbuf_set(err, errlen, "bad URL");
 	snprintf(hostport, sizeof hostport, "%.*s%s", (int)n, h,
 		 memchr(h, ':', n) ? "" : (tls ? ":443" : ":80"));
 	if (hostport_split(hostport, host, sizeof host, port, sizeof port) < 0)
-		return errbuf_set(err, errlen, "aws: bad URL");
-	if (tls && (!api || !api->ca)) {
-		errbuf_set(err, errlen, "aws: https without a CA bundle");
+		return errbuf_set(err, errlen, "bad URL");
+	if (tls && !ca) {
+		errbuf_set(err, errlen, "%s: https without a CA bundle", hostport);
 		return -ENOKEY;
 	}
 	/* the request holds the session token: a wiped buffer */
-	req = secret_new(strlen(headers) + body_len + 256);
+	req = secret_new(strlen(headers) + strlen(url) + body_len + 256);
 	if (!req)
 		return -ENOMEM;
-	int hl =
-	    snprintf((char *)req->bytes, req->len,
-		     "POST %s HTTP/1.1\r\n%sContent-Length: %zu\r\nUser-Agent: constel-agent\r\n"
-		     "Connection: close\r\n\r\n",
-		     *(h + n) ? h + n : "/", headers, body_len);
+	int hl = snprintf((char *)req->bytes, req->len,
+			  "%s %s HTTP/1.1\r\n%sContent-Length: %zu\r\nUser-Agent: constel-agent\r\n"
+			  "Connection: close\r\n\r\n",
+			  method, *(h + n) ? h + n : "/", headers, body_len);
 
 	if (hl < 0 || (size_t)hl + body_len > req->len) {
-		r = errbuf_set(err, errlen, "aws: request too long");
+		r = errbuf_set(err, errlen, "request too long");
 		goto out;
 	}
 	memcpy(req->bytes + hl, body, body_len);
@@ -806,7 +815,7 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 		fd = -1;
 		goto out;
 	}
-	if (tls && (r = tls_client_open(fd, host, api->ca, deadline, &tc, err, errlen)) < 0)
+	if (tls && (r = tls_client_open(fd, host, ca, deadline, &tc, err, errlen)) < 0)
 		goto out;
 	size_t total = (size_t)hl + body_len;
 
@@ -819,15 +828,13 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 			ssize_t k;
 
 			if ((r = wait_fd(fd, POLLOUT, deadline)) < 0) {
-				errbuf_set(err, errlen, "aws: %s: sending: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: sending: %s", hostport, strerror(-r));
 				goto out;
 			}
 			k = send(fd, req->bytes + off, total - off, MSG_NOSIGNAL);
 			if (k < 0 && errno != EAGAIN && errno != EINTR) {
 				r = -errno;
-				errbuf_set(err, errlen, "aws: %s: send: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: send: %s", hostport, strerror(-r));
 				goto out;
 			}
 			if (k > 0)
@@ -843,7 +850,7 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 		ssize_t k;
 
 		if (len == limit) {
-			errbuf_set(err, errlen, "aws: %s: response larger than allowed", hostport);
+			errbuf_set(err, errlen, "%s: response larger than allowed", hostport);
 			r = -EFBIG;
 			goto out;
 		}
@@ -851,8 +858,7 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 			k = tls_client_read(tc, buf + len, limit - len, deadline, err, errlen);
 		} else {
 			if ((r = wait_fd(fd, POLLIN, deadline)) < 0) {
-				errbuf_set(err, errlen, "aws: %s: reading: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: reading: %s", hostport, strerror(-r));
 				goto out;
 			}
 			k = read(fd, buf + len, limit - len);
@@ -860,8 +866,7 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 				continue;
 			if (k < 0) {
 				r = -errno;
-				errbuf_set(err, errlen, "aws: %s: read: %s", hostport,
-					   strerror(-r));
+				errbuf_set(err, errlen, "%s: read: %s", hostport, strerror(-r));
 				goto out;
 			}
 		}
@@ -876,7 +881,7 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 	buf[len] = '\0';
 	r = http_parse_response(buf, len, &resp->status, &resp->body, &resp->len, err, errlen);
 	if (r == 0 && resp->len > max) {
-		errbuf_set(err, errlen, "aws: %s: body larger than allowed", hostport);
+		errbuf_set(err, errlen, "%s: body larger than allowed", hostport);
 		r = -EFBIG;
 	}
 	if (r < 0)

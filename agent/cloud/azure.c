@@ -2,12 +2,14 @@
  * GET http://169.254.169.254/metadata/instance?api-version=2021-02-01&format=json with
  * "Metadata: true"), whose compute part has the name, resource ID and the tags (role, UID,
  * init-secret hash) and whose network part the IP; the wireserver's provisioning report
- * (azure_wire.c) as the first-boot chore and the failure report. The state disk is LUN 0 of
- * the data-disk SCSI controller. */
+ * (azure_wire.c) as the first-boot chore; the peers and the load balancer from ARM
+ * (azure_arm.c) with the managed identity's token and the failure report. The state disk is LUN 0
+ * of the data-disk SCSI controller. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "azure_arm.h"
 #include "base/base.h"
 #include "cloud.h"
 #include "net/net.h"
@@ -60,6 +62,42 @@ static int azure_hash(const struct cloud *cl, char *out, size_t cap)
 	return 0;
 }
 
+/* Constellation's List: every VM of the scale sets tagged with the UID, its IP from its NIC */
+static int azure_peers(const struct cloud *cl, struct md_instance *peers, int max, int *count)
+{
+	static struct azure_vm vms[ARM_MAX_VMS];
+	static char ips[ARM_MAX_VMS][48];
+	struct md_instance self;
+	char uid[128];
+	int r, n = 0;
+
+	if ((r = imds(cl, &self, uid, sizeof uid, NULL, 0)) < 0)
+		return r;
+	if ((r = azure_arm_list(cl, self.provider_id, uid, vms, ips, ARM_MAX_VMS, &n)) < 0)
+		return r;
+	for (int i = 0; i < n && *count < max; i++) {
+		struct md_instance *p = &peers[(*count)++];
+
+		memset(p, 0, sizeof *p);
+		snprintf(p->name, sizeof p->name, "%.63s", vms[i].name);
+		snprintf(p->provider_id, sizeof p->provider_id, "azure://%.247s", vms[i].id);
+		snprintf(p->vpc_ip, sizeof p->vpc_ip, "%.47s", ips[i]);
+		p->control_plane = cloud_role_parse(vms[i].role) == 1;
+	}
+	return 0;
+}
+
+static int azure_lb(const struct cloud *cl, char *host, size_t cap)
+{
+	struct md_instance self;
+	char uid[128];
+	int r;
+
+	if ((r = imds(cl, &self, uid, sizeof uid, NULL, 0)) < 0)
+		return r;
+	return azure_arm_lb(cl, self.provider_id, uid, host, cap);
+}
+
 static int azure_ready(const struct cloud *cl)
 {
 	return azure_report_health(cl, NULL);
@@ -73,6 +111,8 @@ static int azure_not_ready(const struct cloud *cl, const char *why)
 const struct cloud_ops cloud_azure = {
     .name = "azure",
     .self = azure_self,
+    .peers = azure_peers,
+    .lb_endpoint = azure_lb,
     .uid = azure_uid,
     .init_secret_hash = azure_hash,
     .state_disk = disk_scan_azure,

@@ -42,6 +42,8 @@ int cloud_select(const char *csp, const char *metadata, struct cloud *cl, char *
 		       : cl->ops == &cloud_qemu ? CLOUD_QEMU_URL
 						: CLOUD_IMDS_URL;
 	cl->wireserver = CLOUD_WIRESERVER_URL;
+	cl->api = NULL;
+	cl->ca_bundle = NULL;
 	cl->sys = "/sys";
 	cl->dev = "/dev";
 	cl->timeout_ms = 10000;

@@ -44,6 +44,8 @@ struct cloud {
 	const struct cloud_ops *ops;
 	const char *metadata;	/* the node-local endpoint's base URL */
 	const char *wireserver; /* Azure's */
+	const char *api;	/* the control-plane API's base URL (tests); NULL: the cloud's */
+	const char *ca_bundle;	/* the anchors for https:// to the API; NULL: CA_BUNDLE_DEFAULT */
 	const char *sys, *dev;	/* "/sys", "/dev" (recorded trees in tests) */
 	int timeout_ms;		/* each call to an endpoint, its retries included */
 	int disk_wait_ms;	/* how long the state disk is waited for */
@@ -79,6 +81,14 @@ extern const struct cloud_ops cloud_qemu, cloud_gcp, cloud_azure, cloud_aws, clo
 struct http_response;
 int cloud_http(const struct cloud *cl, const char *method, const char *url, const char *headers,
 	       const void *body, size_t body_len, size_t max, struct http_response *resp);
+/* One request to a control-plane API (aws_api.c): http:// or https:// with the chain checked
+ * against ca, headers as "Name: value\r\n" lines (Host included; held in a wiped buffer),
+ * the whole response read within timeout_ms, its body at most max bytes. 0 with *resp (any
+ * status; resp->buf holds the head too), or -errno with one line in err. */
+struct ca_bundle;
+int cloud_api_request(const char *method, const struct ca_bundle *ca, const char *url,
+		      const char *headers, const void *body, size_t body_len, size_t max,
+		      int timeout_ms, struct http_response *resp, char *err, size_t errlen);
 /* The one line for what needs the cloud's control-plane API (issue 27): -EOPNOTSUPP. */
 int cloud_not_available(const struct cloud *cl, const char *what);
 

@@ -6,6 +6,7 @@
 #define CONSTEL_FLOW_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <stdbool.h>
@@ -284,5 +285,24 @@ void recover_handle(void *ctx, struct grpc_stream *s, const uint8_t *req, size_t
 
 /* Writes data to dir/name (create-exclusive, mode 0600); logs one line on failure. */
 int flow_write(const char *dir, const char *name, const void *data, size_t len);
+
+/* ---- `metadata` (metadata.c): what the boot would use, over the cloud_* calls ---- */
+#define METADATA_PEERS_MAX 64
+#define METADATA_HOST_MAX  256
+#define METADATA_JOIN_PORT 30090 /* Constellation's JoinServiceNodePort */
+#define METADATA_LB_PORT   6443	 /* GetLoadBalancerEndpoint's port */
+struct metadata_view {
+	struct md_instance self, peers[METADATA_PEERS_MAX];
+	int n_peers, n_join;
+	char lb[METADATA_HOST_MAX], uid[128], hash[128];
+	char join[METADATA_PEERS_MAX + 1][METADATA_HOST_MAX + 8]; /* host:30090 */
+	int r_self, r_peers, r_lb, r_uid, r_hash;		  /* each call's result */
+};
+/* Every call once (each failure logged by it): the self's result, else the first failure
+ * other than -EOPNOTSUPP (what needs a cloud API this cloud has not), else 0. */
+int metadata_collect(const struct cloud *cl, struct metadata_view *v);
+/* {"self":{name,providerID,role,vpcIP},"controlPlanes":[...],"endpoint":"host:6443",
+ * "joinEndpoints":["host:30090",...],"uid","initSecretHash"}; null for what failed. */
+void metadata_print_json(FILE *f, const struct metadata_view *v);
 
 #endif

@@ -668,6 +668,8 @@ static struct node *node_new(const struct node_config *c)
 		free(n);
 		return NULL;
 	}
+	n->cloud.api = c->cloud_api;
+	n->cloud.ca_bundle = c->cloud_ca;
 	n->c = c;
 	n->ops = c->pid1 ? &node_pid1_ops : &node_host_ops;
 	n->round_fd = -1;

@@ -23,6 +23,9 @@ struct node_config {
 	const struct tcti_spec *tpm; /* NULL: no TPM (the dummy variant) */
 	const char *metadata;	     /* NULL: the cloud's (QEMU: "http://10.42.0.1:8080") */
 	const char *state_disk;	     /* device or image; NULL: the CSP's (§6.1) */
+	/* constel.cloud-api= (one base URL for the cloud's control-plane API, tests) and
+	 * constel.cloud-ca= (its anchors; NULL: /etc/ssl/certs/ca-certificates.crt) */
+	const char *cloud_api, *cloud_ca;
 	enum disk_kdf kdf;
 	enum disk_wipe disk_wipe; /* constel.disk-wipe=full (default) or sync */
 	/* overrides of the metadata API */

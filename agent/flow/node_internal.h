@@ -46,7 +46,7 @@ struct node {
 	struct cloud cloud; /* constel.csp's, chosen once */
 	int ready;	    /* the cloud's first-boot chore done (Azure: Ready reported) */
 	struct md_instance self;
-	char lb_host[64], kube_name[64];
+	char lb_host[128], kube_name[64];
 	struct ssh_key ssh;
 	struct node_lock lock;
 	/* the supervisor: PID 1's (node_config.sv) or our own (host mode) */

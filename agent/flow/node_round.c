@@ -41,7 +41,7 @@ static int endpoints(struct node *n, char (*eps)[128])
 {
 	const struct node_config *c = n->c;
 	struct md_instance peers[32];
-	char lb[64] = "";
+	char lb[128] = "";
 	int ne = 0, cnt = 0;
 
 	if (c->n_join) {

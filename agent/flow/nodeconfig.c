@@ -102,6 +102,8 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 	GET("constel.attestation-variant", c->variant);
 	GET("constel.state-disk", c->state_disk);
 	GET("constel.metadata", c->metadata);
+	GET("constel.cloud-api", c->cloud_api);
+	GET("constel.cloud-ca", c->cloud_ca);
 	GET("constel.node-name", c->name);
 	GET("constel.role", c->role);
 	GET("constel.node-ip", c->ip);
@@ -141,6 +143,12 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 				  "command line: constel.metadata=%.64s is not an "
 				  "http:// URL",
 				  c->metadata);
+	if (c->cloud_api && strncmp(c->cloud_api, "http://", 7) &&
+	    strncmp(c->cloud_api, "https://", 8))
+		return errbuf_set(err, errlen,
+				  "command line: constel.cloud-api=%.64s is not an http:// or "
+				  "https:// URL",
+				  c->cloud_api);
 	if (c->role && strcmp(c->role, "control-plane") && strcmp(c->role, "worker"))
 		return errbuf_set(err, errlen,
 				  "command line: constel.role=%.32s is not "

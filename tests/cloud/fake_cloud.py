@@ -28,7 +28,10 @@ fails as it fails:
 - AWS, IMDSv2: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-instance-metadata-service.html
   (PUT /latest/api/token with X-aws-ec2-metadata-token-ttl-seconds 1..21600, else 400; a PUT
   with X-Forwarded-For 403; with http_tokens=required a GET without a valid, unexpired token
-  is 401) and instance-identity-documents.html for the document's fields.
+  is 401) and instance-identity-documents.html for the document's fields;
+  iam/security-credentials/ (the role's name) and .../<role> (Code, LastUpdated, Type,
+  AccessKeyId, SecretAccessKey, Token, Expiration) from instancedata-data-categories.html and
+  iam-roles-for-amazon-ec2.html#instance-metadata-security-credentials.
 - OpenStack: https://docs.openstack.org/nova/latest/user/metadata.html (meta_data.json,
   user_data, the EC2-compatible /1.0/meta-data/local-ipv4; no header demanded).
 
@@ -61,6 +64,16 @@ INSTANCE = {
     "incarnation": "7",
     "container_id": "a511aa6d-29e7-4f53-8788-55655dfe848f",
     "instance_name": "f6cd1d7ef1644557b9059345e5ba890c._constel-worker-0",
+    # AWS: the instance profile's role and its temporary credentials (aws_expires: seconds
+    # from the request on; the real ones live about 6 h and are renewed 5 min before)
+    # Azure: the managed identity's token (its lifetime; the key fake_azure_api.py checks)
+    "azure_token_ttl": "86399",
+    "azure_token_key": "fake-arm-key",
+    "aws_role": "constel-node-role",
+    "aws_key_id": "ASIAEXAMPLEKEYID0001",
+    "aws_secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaDGV1LWNlbnRyYWwtMSJGMEQ=",
+    "aws_expires": "21600",
 }
 LOG_LOCK = threading.Lock()
 TOKENS = {}  # IMDSv2 token -> expiry (monotonic)
@@ -121,6 +134,8 @@ def azure_imds(h, method, path, query, body):
             "error": "Bad request. api-version was not specified in the request. For more "
                      "information refer to aka.ms/azureimds",
             "newest-versions": ["2021-02-01", "2020-12-01", "2020-10-01"]}), j)
+    if path == "/metadata/identity/oauth2/token" and method == "GET":
+        azure_token(query)
     if path != "/metadata/instance" or method != "GET":
         raise Reply(404, json.dumps({"error": "Not found"}), j)
     i = INSTANCE
@@ -148,6 +163,31 @@ def azure_imds(h, method, path, query, body):
             "ipv6": {"ipAddress": []}, "macAddress": "000D3AF806EC"}]},
     }
     raise Reply(200, json.dumps(doc), j)
+
+
+def azure_token(query):
+    """The managed identity's token (how-to-use-vm-token#get-a-token-using-http): api-version
+    2018-02-01 and resource demanded; the answer's times are strings. The token is
+    fake.<expires_on>.<HMAC of it with azure_token_key>, which fake_azure_api.py checks."""
+    import hashlib
+    import hmac
+    import urllib.parse
+    j = "application/json; charset=utf-8"
+    if query.get("api-version") != "2018-02-01":
+        raise Reply(400, json.dumps({"error": "invalid_request",
+                                     "error_description": "Invalid api-version"}), j)
+    res = urllib.parse.unquote(query.get("resource", ""))
+    if not res:
+        raise Reply(400, json.dumps({"error": "invalid_request",
+                                     "error_description": "Required audience parameter not specified"}), j)
+    ttl = int(INSTANCE["azure_token_ttl"])
+    now = int(time.time())
+    exp = str(now + ttl)
+    mac = hmac.new(INSTANCE["azure_token_key"].encode(), exp.encode(), hashlib.sha256).hexdigest()
+    raise Reply(200, json.dumps({
+        "access_token": "fake.%s.%s" % (exp, mac), "client_id": "9c8c7a7e-0000-4000-8000-000000000001",
+        "expires_in": str(ttl), "expires_on": exp, "ext_expires_in": str(ttl),
+        "not_before": str(now), "resource": res, "token_type": "Bearer"}), j)
 
 
 def wire_error(msg):
@@ -241,6 +281,14 @@ def aws(h, method, path, query, body):
               "/latest/meta-data/local-ipv4": i["ip"],
               "/latest/meta-data/instance-id": i["instance_id"],
               "/latest/meta-data/placement/availability-zone": i["az"]}
+    role_path = "/latest/meta-data/iam/security-credentials/"
+    values[role_path] = i["aws_role"]
+    exp = time.gmtime(time.time() + int(i["aws_expires"]))
+    values[role_path + i["aws_role"]] = json.dumps({
+        "Code": "Success", "LastUpdated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "Type": "AWS-HMAC", "AccessKeyId": i["aws_key_id"], "SecretAccessKey": i["aws_secret"],
+        "Token": i["aws_token"], "Expiration": time.strftime("%Y-%m-%dT%H:%M:%SZ", exp)},
+        indent=2)
     if path not in values:  # metadata tags are disabled (Constellation's launch template)
         raise Reply(404, "Not Found")
     raise Reply(200, values[path])

@@ -57,8 +57,20 @@ t=gcp_fake_refuses_without_metadata_flavor_and_with_x_forwarded_for
 	fail $t "$(cat "$work/gcp.nohdr") $(cat "$work/gcp.xff")"
 
 # ---- Azure ----
+# ARM's fake beside IMDS (whose token it checks), on the namespace's loopback
+cat >"$work/arm.state" <<'JSON'
+{"subscription": "8d10da13-8125-4ba9-a717-bf7490507b3d", "resource_group": "constel-rg",
+ "scale_sets": [{"name": "constel-scale-set-control-plane", "tags": {"constellation-uid": "c0ffee42", "constellation-role": "control-plane"},
+                 "vms": [{"instanceId": "0", "computerName": "constel-control-plane-0", "ip": "10.9.1.1"}]}],
+ "load_balancers": [{"name": "constel-lb", "tags": {"constellation-uid": "c0ffee42"}, "frontends": [{"publicIP": "constel-lb-ip"}]}],
+ "public_ips": {"constel-lb-ip": "20.1.2.3"}}
+JSON
 cat >"$work/azure.sh" <<SH
 "$agent" metadata --csp azure >"$work/azure.out" 2>"$work/azure.err"; echo \$? >"$work/azure.rc"
+python3 "$PWD/tests/cloud/fake_azure_api.py" --state "$work/arm.state" >"$work/arm.port" 2>/dev/null &
+for _ in \$(seq 100); do [ -s "$work/arm.port" ] && break; sleep 0.1; done
+"$agent" metadata --csp azure --api http://127.0.0.1:\$(cat "$work/arm.port") --json >"$work/arm.out" 2>"$work/arm.err"; echo \$? >"$work/arm.rc"
+kill %1
 "$agent" azure-ready --wireserver http://168.63.129.16 2>"$work/ready.err"; echo \$? >"$work/ready.rc"
 "$agent" azure-ready --wireserver http://168.63.129.16 --not-ready 'disk: no state disk <after 60 s> & no LUN 0' 2>"$work/notready.err"; echo \$? >"$work/notready.rc"
 $(declare -f code)
@@ -75,6 +87,14 @@ if [ "$(cat "$work/azure.rc" 2>/dev/null)" = 0 ] &&
 	pass $t
 else
 	fail $t "$(cat "$work/azure.out" "$work/azure.err" 2>/dev/null | tail -5)"
+fi
+t=azure_arm_with_the_token_of_imds_at_169_254_169_254
+if [ "$(cat "$work/arm.rc" 2>/dev/null)" = 0 ] &&
+	grep -q '"joinEndpoints":\["20.1.2.3:30090","10.9.1.1:30090"\]' "$work/arm.out" &&
+	grep -q '/metadata/identity/oauth2/token?api-version=2018-02-01' "$work/azure.log"; then
+	pass $t
+else
+	fail $t "$(cat "$work/arm.out" "$work/arm.err" 2>/dev/null | tail -5)"
 fi
 t=azure_ready_carries_the_goal_states_incarnation_and_ids
 if [ "$(cat "$work/ready.rc")" = 0 ] && python3 - "$work/azure.log" <<'PY'
@@ -106,8 +126,21 @@ else
 fi
 
 # ---- AWS ----
+# the role is an EC2 tag: the SigV4-signed API's fake beside IMDS, on the namespace's loopback
+cat >"$work/aws.state" <<'JSON'
+{"region": "eu-central-1",
+ "credentials": [{"AccessKeyId": "ASIAEXAMPLEKEYID0001", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                  "Token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaDGV1LWNlbnRyYWwtMSJGMEQ="}],
+ "instances": [{"InstanceId": "i-0123456789abcdef0", "PrivateIpAddress": "10.9.0.2", "AvailabilityZone": "eu-central-1b",
+                "State": "running", "Tags": {"constellation-role": "worker", "constellation-uid": "c0ffee42",
+                "constellation-init-secret-hash": "$2a$10$0123456789012345678901uMvcQ9mDmbXJMMvl8Lw3CHSWsWrANMO"}}],
+ "load_balancers": []}
+JSON
 cat >"$work/aws.sh" <<SH
-"$agent" metadata --csp aws >"$work/aws.out" 2>"$work/aws.err"; echo \$? >"$work/aws.rc"
+python3 "$PWD/tests/cloud/fake_aws_api.py" --state "$work/aws.state" >"$work/aws.port" 2>/dev/null &
+for _ in \$(seq 100); do [ -s "$work/aws.port" ] && break; sleep 0.1; done
+"$agent" metadata --csp aws --api http://127.0.0.1:\$(cat "$work/aws.port") >"$work/aws.out" 2>"$work/aws.err"; echo \$? >"$work/aws.rc"
+kill %1
 $(declare -f code)
 u=http://169.254.169.254/latest/dynamic/instance-identity/document
 code \$u >"$work/aws.notoken"
@@ -120,7 +153,8 @@ SH
 inns aws bash "$work/aws.sh"
 t=aws_identity_from_imdsv2_token_first
 if [ "$(cat "$work/aws.rc" 2>/dev/null)" = 0 ] &&
-	grep -qx 'self i-0123456789abcdef0 unknown 10.9.0.2 aws:///eu-central-1b/i-0123456789abcdef0' "$work/aws.out" &&
+	grep -qx 'self i-0123456789abcdef0 worker 10.9.0.2 aws:///eu-central-1b/i-0123456789abcdef0' "$work/aws.out" &&
+	grep -qx 'uid c0ffee42' "$work/aws.out" &&
 	python3 - "$work/aws.log" <<'PY'
 import json, sys
 h = [json.loads(l) for l in open(sys.argv[1])]

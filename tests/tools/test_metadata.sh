@@ -77,6 +77,21 @@ endpoint 10.42.1.100
 init-secret-hash \$2a\$10\$..."
 [ "$out" = "$want" ] && pass $t || fail $t "$out"
 
+# --json: issue 27's shape over the same cloud_* calls every cloud plugs into; the join
+# endpoints are the load balancer's and every control plane's at 30090
+t=metadata_json_of_what_the_boot_would_use
+out=$("$PWD/$BUILD/constel-agent" metadata --imds "http://127.0.0.1:$p0" --json 2>&1)
+if python3 - "$out" <<'PY'
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["self"] == {"name": "control-plane-0", "providerID": "qemu:///hostname/control-plane-0",
+                     "role": "ControlPlane", "vpcIP": "10.42.1.100"}, j["self"]
+assert [c["name"] for c in j["controlPlanes"]] == ["control-plane-0"], j
+assert j["endpoint"] == "10.42.1.100:6443" and j["joinEndpoints"] == ["10.42.1.100:30090"], j
+assert j["initSecretHash"].startswith("$2a$10$abcdefghij"), j
+PY
+then pass $t; else fail $t "$out"; fi
+
 t=metadata_agent_refuses_a_body_that_is_not_the_shape_with_one_line
 out=$("$PWD/$BUILD/constel-agent" metadata --url "http://127.0.0.1:$p0/nothing" 2>&1)
 rc=$?
