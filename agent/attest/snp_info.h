@@ -50,4 +50,8 @@ int snp_info_parse(const uint8_t *json, size_t len, struct snp_info *ii, char *e
 int snp_ak_digest(const uint8_t *tpmt_public, size_t len, uint8_t out[64], char *err,
 		  size_t errlen);
 
+/* gcp-sev-snp (gcp_snp.c): the GCE names from the metadata server at imds
+ * ("http://169.254.169.254"), as the Go metadata client reads them. */
+int gcp_snp_gce_info(const char *imds, struct snp_gce_info *g, char *err, size_t errlen);
+
 #endif
