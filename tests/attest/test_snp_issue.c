@@ -1,0 +1,378 @@
+/* The SEV-SNP issuers' pieces against a fake configfs-tsm (tests/attest/fake_sev_tsm.py, a FUSE
+ * file system with the kernel's semantics, signing with a test AMD chain made by
+ * tests/attest/snp-test/chain.sh): sev_guest_ext_report, the certificate table, InstanceInfo
+ * as Go writes it, and the validators' SNP checks (aws-sev-snp's and gcp-sev-snp's) accepting
+ * what the issuer made with the test root and refusing any changed byte. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attest/qemu_test_ak.h"
+#include "attest/sev_guest.h"
+#include "attest/snp_check.h"
+#include "attest/snp_info.h"
+#include "attest/vtpm.h"
+#include "base/base.h"
+#include "harness.h"
+
+extern const struct vtpm_check vtpm_check_aws_sev_snp;
+
+static char chain_dir[64];
+
+static int chain(void)
+{
+	char cmd[256];
+
+	if (chain_dir[0])
+		return 0;
+	harness_tmpdir(chain_dir, "snpi");
+	snprintf(cmd, sizeof cmd, "bash tests/attest/snp-test/chain.sh %s", chain_dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "chain.sh failed (%s/openssl.log)\n", chain_dir);
+		return -1;
+	}
+	return 0;
+}
+
+struct fake {
+	pid_t pid;
+	char mnt[128];
+};
+
+/* Starts the fake on chain_dir/mnt-N with these options; waits for "ready" (60 s). */
+static int fake_start(struct fake *f, const char *o1, const char *o2)
+{
+	static int n;
+	int p[2];
+	char buf[16] = {0};
+	struct pollfd pfd;
+
+	if (chain() < 0)
+		return -1;
+	snprintf(f->mnt, sizeof f->mnt, "%s/mnt-%d", chain_dir, n++);
+	if (mkdir(f->mnt, 0700) < 0 || pipe(p) < 0)
+		return -1;
+	f->pid = fork();
+	if (f->pid == 0) {
+		const char *argv[8] = {"python3", "tests/attest/fake_sev_tsm.py", f->mnt,
+				       chain_dir};
+		int i = 4;
+
+		if (o1)
+			argv[i++] = o1;
+		if (o2)
+			argv[i++] = o2;
+		dup2(p[1], 1);
+		execvp("python3", (char **)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 60000) != 1 || read(p[0], buf, sizeof buf - 1) < 5 ||
+	    strncmp(buf, "ready", 5)) {
+		fprintf(stderr, "fake_sev_tsm did not start\n");
+		close(p[0]);
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, NULL, 0);
+		return -1;
+	}
+	close(p[0]);
+	return 0;
+}
+
+static void fake_stop(struct fake *f)
+{
+	kill(f->pid, SIGTERM);
+	waitpid(f->pid, NULL, 0);
+	umount2(f->mnt, MNT_DETACH);
+	rmdir(f->mnt);
+}
+
+static uint8_t ak[TPM_PUBLIC_MAX];
+static size_t ak_len;
+
+/* An issued InstanceInfo of aws-sev-snp (VLEK, REPORT_DATA = SHA-512 of the test AK) from the
+ * fake at mnt. */
+static int issue_aws(const char *mnt, uint8_t *info, size_t cap, size_t *len, char *err)
+{
+	static uint8_t certs[SEV_CERTS_MAX];
+	uint8_t rd[64], report[SEV_REPORT_LEN];
+	const uint8_t *vlek;
+	size_t certs_len, vlek_len;
+	int r;
+
+	if (test_ak_public(ak, sizeof ak, &ak_len) < 0 ||
+	    snp_ak_digest(ak, ak_len, rd, err, 256) < 0)
+		return -1;
+	r = sev_guest_ext_report(mnt, "/nonexistent/sev-guest", rd, report, certs, sizeof certs,
+				 &certs_len, err, 256);
+	if (r < 0)
+		return r;
+	if ((r = sev_cert_table_find(certs, certs_len, sev_guid_vlek, &vlek, &vlek_len, err, 256)) <
+	    0)
+		return r;
+	return snp_info_build(report, vlek, vlek_len, NULL, 0, NULL, info, cap, len);
+}
+
+/* The policy of check c: --amd-root (the test ARK) when test_root, and the attestationConfig
+ * {"amdSigningKey": <the test ASVK or ASK PEM>} as the join service passes it. */
+static int policy(struct vtpm_policy *p, const struct vtpm_check *c, int test_root,
+		  const char *ask_name)
+{
+	static char cfg[8192];
+	char pem[4096], e[256];
+	size_t o;
+	FILE *f = fopen(harness_path(chain_dir, ask_name), "r");
+	size_t n = f ? fread(pem, 1, sizeof pem - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	pem[n] = 0;
+	o = (size_t)snprintf(cfg, sizeof cfg, "{\"amdSigningKey\":\"");
+	for (size_t i = 0; i < n && o < sizeof cfg - 8; i++)
+		o += (size_t)snprintf(cfg + o, sizeof cfg - o, pem[i] == '\n' ? "\\n" : "%c",
+				      pem[i]);
+	o += (size_t)snprintf(cfg + o, sizeof cfg - o, "\",\"bootloaderVersion\":3}");
+	memset(p, 0, sizeof *p);
+	p->check = c;
+	p->config = cfg;
+	p->config_len = o;
+	p->test_root = test_root ? harness_path(chain_dir, "ark.pem") : NULL;
+	if (c->policy_init(p, e, sizeof e) < 0) {
+		fprintf(stderr, "policy_init: %s\n", e);
+		return -1;
+	}
+	return 0;
+}
+
+static int aws_check(const struct vtpm_policy *p, const uint8_t *info, size_t len,
+		     const uint8_t *akp, size_t akl, char *err)
+{
+	struct vtpm_view v = {
+	    .instance_info = info, .instance_info_len = len, .ak_pub = akp, .ak_len = akl};
+
+	return vtpm_check_aws_sev_snp.trusted_key(p, &v, err, 256);
+}
+
+TEST(snp_ak_digest_is_sha512_of_go_pkix)
+{
+	/* python3 cryptography: SHA-512 of the SubjectPublicKeyInfo DER of (test_ak_n, 65537),
+	 * the bytes Go's x509.MarshalPKIXPublicKey writes */
+	uint8_t want[64], got[64];
+	char err[256];
+
+	harness_unhex("a8a1e8b1a265b3f4750604ce6c27c9afc63aee947a3fb5938d1147f491411ef7179ed7a"
+		      "5332334265c357eca46cc925751f2eb994ab1be6344cf47288cfe89ac",
+		      want, sizeof want);
+	CHECK(test_ak_public(ak, sizeof ak, &ak_len) == 0);
+	CHECK(snp_ak_digest(ak, ak_len, got, err, sizeof err) == 0);
+	CHECK_BYTES(got, want, 64);
+}
+
+TEST(snp_tsm_aws_issued_info_accepted_and_every_change_refused)
+{
+	static uint8_t info[SNP_INFO_MAX], bad[SNP_INFO_MAX];
+	struct snp_info *ii = malloc(sizeof *ii);
+	struct vtpm_policy p, builtin;
+	struct fake f;
+	size_t len, blen;
+	uint8_t other_ak[TPM_PUBLIC_MAX];
+	char err[256];
+	int r;
+
+	CHECK(ii);
+	CHECK(fake_start(&f, NULL, NULL) == 0);
+	r = issue_aws(f.mnt, info, sizeof info, &len, err);
+	fake_stop(&f);
+	if (r < 0)
+		fprintf(stderr, "issue: %s\n", err);
+	CHECK(r == 0);
+	CHECK(policy(&p, &vtpm_check_aws_sev_snp, 1, "asvk.pem") == 0);
+	r = aws_check(&p, info, len, ak, ak_len, err);
+	if (r < 0)
+		fprintf(stderr, "check: %s\n", err);
+	CHECK(r == 0);
+	/* AMD's roots do not trust the test chain */
+	CHECK(policy(&builtin, &vtpm_check_aws_sev_snp, 0, "asvk.pem") == 0);
+	CHECK(aws_check(&builtin, info, len, ak, ak_len, err) == -EINVAL);
+	vtpm_check_aws_sev_snp.policy_free(&builtin);
+	/* another AK: the report does not bind it */
+	memcpy(other_ak, ak, ak_len);
+	other_ak[ak_len - 1] ^= 1;
+	CHECK(aws_check(&p, info, len, other_ak, ak_len, err) == -EINVAL);
+	CHECK(strstr(err, "report data") || strstr(err, "REPORT_DATA"));
+	/* one changed byte anywhere in the report (signed part, signature) or the VLEK */
+	CHECK(snp_info_parse(info, len, ii, err, sizeof err) == 0);
+	for (size_t i = 0; i < SNP_INFO_REPORT_LEN + ii->signer_len; i += 7) {
+		struct snp_info m = *ii;
+
+		if (i < SNP_INFO_REPORT_LEN)
+			m.report[i] ^= 0x01;
+		else
+			m.signer[i - SNP_INFO_REPORT_LEN] ^= 0x01;
+		if (i >= 0x2a0 + 2 * 72 && i < SNP_INFO_REPORT_LEN)
+			continue; /* after the signature: reserved, unsigned */
+		CHECK(snp_info_build(m.report, m.signer, m.signer_len, NULL, 0, NULL, bad,
+				     sizeof bad, &blen) == 0);
+		if (aws_check(&p, bad, blen, ak, ak_len, err) != -EINVAL) {
+			fprintf(stderr, "byte %zu changed and accepted\n", i);
+			CHECK(0);
+		}
+	}
+	/* the InstanceInfo's own bytes: a space, a key's case, a GCP part */
+	memcpy(bad, info, len);
+	bad[len - 1] = ' ';
+	CHECK(aws_check(&p, bad, len, ak, ak_len, err) == -EINVAL);
+	memcpy(bad, info, len);
+	bad[2] = 'r'; /* "reportSigner": Go would read it, but Go does not write it */
+	CHECK(aws_check(&p, bad, len, ak, ak_len, err) == -EINVAL);
+	CHECK(strstr(err, "ReportSigner") != NULL);
+	{
+		struct snp_gce_info g = {"z", "p", "n"};
+
+		CHECK(snp_info_build(ii->report, ii->signer, ii->signer_len, NULL, 0, &g, bad,
+				     sizeof bad, &blen) == 0);
+		CHECK(aws_check(&p, bad, blen, ak, ak_len, err) == -EINVAL);
+		CHECK(strstr(err, "GCP") != NULL);
+	}
+	vtpm_check_aws_sev_snp.policy_free(&p);
+	free(ii);
+}
+
+TEST(snp_tsm_aws_vcek_refused)
+{
+	static uint8_t certs[SEV_CERTS_MAX], info[SNP_INFO_MAX];
+	struct vtpm_policy p;
+	struct fake f;
+	uint8_t rd[64], report[SEV_REPORT_LEN];
+	const uint8_t *vcek;
+	size_t certs_len, vcek_len, len;
+	char err[256];
+
+	CHECK(test_ak_public(ak, sizeof ak, &ak_len) == 0);
+	CHECK(snp_ak_digest(ak, ak_len, rd, err, sizeof err) == 0);
+	CHECK(fake_start(&f, "--signer", "vcek") == 0);
+	CHECK(sev_guest_ext_report(f.mnt, NULL, rd, report, certs, sizeof certs, &certs_len, err,
+				   sizeof err) == 0);
+	fake_stop(&f);
+	CHECK(sev_cert_table_find(certs, certs_len, sev_guid_vlek, &vcek, &vcek_len, err,
+				  sizeof err) == -ENOENT);
+	CHECK(sev_cert_table_find(certs, certs_len, sev_guid_vcek, &vcek, &vcek_len, err,
+				  sizeof err) == 0);
+	CHECK(snp_info_build(report, vcek, vcek_len, NULL, 0, NULL, info, sizeof info, &len) == 0);
+	/* with the VCEK's ASK configured, the chain holds: refused only for being no VLEK */
+	CHECK(policy(&p, &vtpm_check_aws_sev_snp, 1, "ask.pem") == 0);
+	CHECK(aws_check(&p, info, len, ak, ak_len, err) == -EINVAL);
+	vtpm_check_aws_sev_snp.policy_free(&p);
+	CHECK(strstr(err, "not signed by a VLEK") != NULL);
+}
+
+TEST(snp_tsm_generation_race_retried_then_refused)
+{
+	static uint8_t certs[SEV_CERTS_MAX];
+	uint8_t rd[64] = {1}, report[SEV_REPORT_LEN];
+	size_t certs_len;
+	struct fake f;
+	char err[256];
+	int r;
+
+	CHECK(fake_start(&f, "--race", "1") == 0);
+	r = sev_guest_ext_report(f.mnt, NULL, rd, report, certs, sizeof certs, &certs_len, err,
+				 sizeof err);
+	fake_stop(&f);
+	CHECK(r == 0);
+	CHECK(!memcmp(report + 0x50, rd, 64));
+	CHECK(fake_start(&f, "--race", "9") == 0);
+	r = sev_guest_ext_report(f.mnt, NULL, rd, report, certs, sizeof certs, &certs_len, err,
+				 sizeof err);
+	fake_stop(&f);
+	CHECK(r == -EAGAIN);
+	CHECK(strstr(err, "generation") != NULL);
+}
+
+TEST(snp_tsm_other_provider_refused)
+{
+	static uint8_t certs[SEV_CERTS_MAX];
+	uint8_t rd[64] = {0}, report[SEV_REPORT_LEN];
+	size_t certs_len;
+	struct fake f;
+	char err[256];
+	int r;
+
+	CHECK(fake_start(&f, "--provider", "tdx_guest") == 0);
+	r = sev_guest_ext_report(f.mnt, NULL, rd, report, certs, sizeof certs, &certs_len, err,
+				 sizeof err);
+	fake_stop(&f);
+	CHECK(r == -ENODEV);
+	CHECK(strstr(err, "tdx_guest") != NULL);
+}
+
+TEST(snp_no_tsm_falls_to_the_device)
+{
+	static uint8_t certs[SEV_CERTS_MAX];
+	uint8_t rd[64] = {0}, report[SEV_REPORT_LEN];
+	size_t certs_len;
+	char err[256];
+
+	CHECK(sev_guest_ext_report("/nonexistent/tsm", "/nonexistent/sev-guest", rd, report, certs,
+				   sizeof certs, &certs_len, err, sizeof err) == -ENOENT);
+	CHECK(strstr(err, "/nonexistent/sev-guest") != NULL);
+	CHECK(strstr(err, "sev-guest module") != NULL);
+}
+
+TEST(snp_cert_table_find_bounded)
+{
+	uint8_t t[24 * 3 + 8] = {0};
+	const uint8_t *d;
+	size_t l;
+	char err[256];
+
+	memcpy(t, sev_guid_vlek, 16);
+	t[16] = 48; /* offset just after the end entry */
+	t[20] = 8;
+	CHECK(sev_cert_table_find(t, 56, sev_guid_vlek, &d, &l, err, sizeof err) == 0);
+	CHECK(d == t + 48 && l == 8);
+	CHECK(sev_cert_table_find(t, 56, sev_guid_vcek, &d, &l, err, sizeof err) == -ENOENT);
+	CHECK(sev_cert_table_find(t, 55, sev_guid_vlek, &d, &l, err, sizeof err) == -EBADMSG);
+	t[16] = 24; /* inside the entries */
+	CHECK(sev_cert_table_find(t, 56, sev_guid_vlek, &d, &l, err, sizeof err) == -EBADMSG);
+	CHECK(sev_cert_table_find(t, 40, sev_guid_vlek, &d, &l, err, sizeof err) == -EBADMSG);
+}
+
+TEST(snp_info_json_is_gos)
+{
+	/* Go: json.Marshal(snp.InstanceInfo{AttestationReport: []byte{1}..., ReportSigner: PEM,
+	 * GCP: &attest.GCEInstanceInfo{Zone, ProjectId, InstanceName}}) with an empty name
+	 * omitted (omitempty) */
+	uint8_t report[SNP_INFO_REPORT_LEN] = {0}, out[SNP_INFO_MAX];
+	const uint8_t der[3] = {1, 2, 3};
+	struct snp_gce_info g = {"us-central1-a", "proj", ""};
+	const char *want_head = "{\"ReportSigner\":\"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFRSUQK"
+				"LS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\",\"CertChain\":null,"
+				"\"AttestationReport\":\"AAAA";
+	const char *want_tail = "AAA=\",\"Azure\":null,\"GCP\":{\"zone\":\"us-central1-a\","
+				"\"project_id\":\"proj\"}}";
+	size_t len;
+
+	CHECK(snp_info_build(report, der, 3, NULL, 0, &g, out, sizeof out, &len) == 0);
+	CHECK(len > strlen(want_head) + strlen(want_tail));
+	CHECK(!memcmp(out, want_head, strlen(want_head)));
+	CHECK(!memcmp(out + len - strlen(want_tail), want_tail, strlen(want_tail)));
+	strcpy(g.instance_name, "a<b");
+	CHECK(snp_info_build(report, der, 3, NULL, 0, &g, out, sizeof out, &len) == -EINVAL);
+}
+
+__attribute__((destructor)) static void cleanup(void)
+{
+	if (chain_dir[0])
+		harness_rmtree(chain_dir);
+}
