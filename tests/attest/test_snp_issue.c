@@ -376,3 +376,27 @@ __attribute__((destructor)) static void cleanup(void)
 	if (chain_dir[0])
 		harness_rmtree(chain_dir);
 }
+
+TEST(snp_info_fuzz_seeds_parse)
+{
+	/* the fuzz target's seeds reach past the parser (made from the test chain with python) */
+	static uint8_t buf[SNP_INFO_MAX + 1];
+	static struct snp_info ii;
+	const char *names[2] = {"tests/fuzz/corpus/fuzz_snp_info/aws",
+				"tests/fuzz/corpus/fuzz_snp_info/gcp"};
+	char err[256];
+
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(names[i], "rb");
+		size_t n;
+
+		CHECK(f != NULL);
+		n = fread(buf, 1, sizeof buf, f);
+		fclose(f);
+		if (snp_info_parse(buf, n, &ii, err, sizeof err) < 0)
+			fprintf(stderr, "%s: %s\n", names[i], err);
+		CHECK(snp_info_parse(buf, n, &ii, err, sizeof err) == 0);
+		CHECK(ii.have_gcp == i);
+		CHECK(i == 0 || (ii.ask_len > 0 && !strcmp(ii.gcp.instance_name, "node-0")));
+	}
+}
