@@ -29,12 +29,12 @@ static int aws_snp_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, s
 		goto out;
 	r = sev_cert_table_find(certs, certs_len, sev_guid_vlek, &vlek, &vlek_len, err, errlen);
 	if (r == -ENOENT)
-		errbuf_set(err, errlen, "aws-sev-snp: the host's certificate table has no VLEK");
+		errbuf_set(err, errlen, "the host's certificate table has no VLEK");
 	if (r < 0)
 		goto out;
 	r = snp_info_build(report, vlek, vlek_len, NULL, 0, NULL, out, cap, len);
 	if (r < 0)
-		errbuf_set(err, errlen, "aws-sev-snp: InstanceInfo: %s", strerror(-r));
+		errbuf_set(err, errlen, "InstanceInfo: %s", strerror(-r));
 out:
 	free(certs);
 	return r;

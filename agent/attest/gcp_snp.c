@@ -29,17 +29,17 @@ static int gce_get(const char *imds, const char *path, char *out, size_t cap, ch
 	int r;
 
 	if ((size_t)snprintf(url, sizeof url, "%s/computeMetadata/v1/%s", imds, path) >= sizeof url)
-		return errbuf_set(err, errlen, "gcp-sev-snp: metadata URL too long"), -EINVAL;
+		return errbuf_set(err, errlen, "metadata URL too long"), -EINVAL;
 	r = http_request(url, &rq, GCE_TIMEOUT_MS, GCE_BODY_MAX, &resp, err, errlen);
 	if (r < 0)
 		return r;
 	r = 0;
 	if (resp.status != 200) {
 		r = -EIO;
-		errbuf_set(err, errlen, "gcp-sev-snp: metadata %s: HTTP %d", path, resp.status);
+		errbuf_set(err, errlen, "metadata %s: HTTP %d", path, resp.status);
 	} else if (resp.len == 0 || resp.len >= cap || strlen(resp.body) != resp.len) {
 		r = -EINVAL;
-		errbuf_set(err, errlen, "gcp-sev-snp: metadata %s: not a short line", path);
+		errbuf_set(err, errlen, "metadata %s: not a short line", path);
 	} else {
 		memcpy(out, resp.body, resp.len + 1);
 	}
@@ -63,7 +63,7 @@ int gcp_snp_gce_info(const char *imds, struct snp_gce_info *g, char *err, size_t
 	slash = strrchr(zone, '/');
 	if (!slash || !slash[1] || strlen(slash + 1) >= sizeof g->zone)
 		return errbuf_set(err, errlen,
-				  "gcp-sev-snp: metadata instance/zone '%.64s' is not "
+				  "metadata instance/zone '%.64s' is not "
 				  "projects/N/zones/ZONE",
 				  zone),
 		       -EINVAL;
@@ -89,7 +89,7 @@ static int gcp_snp_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, s
 		goto out;
 	r = sev_cert_table_find(certs, certs_len, sev_guid_vcek, &vcek, &vcek_len, err, errlen);
 	if (r == -ENOENT)
-		errbuf_set(err, errlen, "gcp-sev-snp: the host's certificate table has no VCEK");
+		errbuf_set(err, errlen, "the host's certificate table has no VCEK");
 	if (r < 0)
 		goto out;
 	r = sev_cert_table_find(certs, certs_len, sev_guid_ask, &ask, &ask_len, err, errlen);
@@ -101,7 +101,7 @@ static int gcp_snp_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, s
 		goto out;
 	r = snp_info_build(report, vcek, vcek_len, ask, ask_len, &g, out, cap, len);
 	if (r < 0)
-		errbuf_set(err, errlen, "gcp-sev-snp: InstanceInfo: %s",
+		errbuf_set(err, errlen, "InstanceInfo: %s",
 			   r == -EINVAL ? "a GCE name with characters Go escapes" : strerror(-r));
 out:
 	free(certs);

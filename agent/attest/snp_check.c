@@ -8,11 +8,9 @@
  * REPORT_DATA: aws-sev-snp SHA-512 of the AK's PKIX DER with a VLEK as the signer,
  * gcp-sev-snp extraData and 32 zero bytes, then GCE's key for the AK. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -36,24 +34,6 @@ struct snp_policy {
 static int pem_cert(const char *text, size_t len, uint8_t *der, size_t *der_len)
 {
 	return pem_decode(text, len, "CERTIFICATE", der, CERT_MAX, der_len);
-}
-
-static int load_pem_file(const char *path, uint8_t *der, size_t *der_len, char *err, size_t errlen)
-{
-	char buf[16384];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return errbuf_set(err, errlen, "%s: %s", path, strerror(errno)), -errno;
-	n = read_full(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n < 0 || (size_t)n >= sizeof buf - 1)
-		return errbuf_set(err, errlen, "%s: unreadable or too long", path), -EINVAL;
-	buf[n] = 0;
-	if (pem_cert(buf, (size_t)n, der, der_len) < 0)
-		return errbuf_set(err, errlen, "%s: no PEM CERTIFICATE", path), -EINVAL;
-	return 0;
 }
 
 /* A Certificate of Constellation's config: a PEM string, "" for none. */
@@ -130,9 +110,12 @@ static int snp_policy_init(struct vtpm_policy *p, char *err, size_t errlen)
 					&sp->have_min_launch, err, errlen)) < 0)
 			goto out;
 	}
+	/* --amd-root: the PEM text of the one root to trust instead (tests) */
 	if (p->test_root &&
-	    (r = load_pem_file(p->test_root, sp->ark, &sp->ark_len, err, errlen)) < 0)
-		goto out;
+	    pem_cert(p->test_root, strlen(p->test_root), sp->ark, &sp->ark_len) < 0) {
+		errbuf_set(err, errlen, "--amd-root: no PEM CERTIFICATE");
+		r = -EINVAL;
+	}
 out:
 	json_object_put(cfg);
 	if (r < 0)
@@ -153,7 +136,6 @@ int snp_check_document(const struct vtpm_policy *p, const struct vtpm_view *v,
 		       struct snp_report *ret, char *err, size_t errlen)
 {
 	const struct snp_policy *sp = p->priv;
-	const char *name = p->check ? p->check->name : "snp";
 	struct snp_info *ii = malloc(sizeof *ii);
 	struct snp_verify_opts o;
 	struct snp_report r;
@@ -164,15 +146,15 @@ int snp_check_document(const struct vtpm_policy *p, const struct vtpm_view *v,
 	if (!ii)
 		return -ENOMEM;
 	if (!sp) {
-		rc = errbuf_set(err, errlen, "%s: no policy (policy_init not run)", name);
+		rc = errbuf_set(err, errlen, "no policy (policy_init not run)");
 		goto out;
 	}
 	if ((rc = snp_info_parse(v->instance_info, v->instance_info_len, ii, e, sizeof e)) < 0) {
-		errbuf_set(err, errlen, "%s: %s", name, e);
+		errbuf_set(err, errlen, "%s", e);
 		goto out;
 	}
 	if (ii->have_gcp != want_gcp) {
-		rc = errbuf_set(err, errlen, "%s: InstanceInfo: GCP is %s", name,
+		rc = errbuf_set(err, errlen, "InstanceInfo: GCP is %s",
 				want_gcp ? "null" : "not null");
 		goto out;
 	}
@@ -199,12 +181,12 @@ int snp_check_document(const struct vtpm_policy *p, const struct vtpm_view *v,
 	rc = snp_verify(ii->report, sizeof ii->report, ii->signer, ii->signer_len, &o, &r, &prod, e,
 			sizeof e);
 	if (rc < 0) {
-		errbuf_set(err, errlen, "%s: %s", name, e);
+		errbuf_set(err, errlen, "%s", e);
 		rc = -EINVAL;
 		goto out;
 	}
 	if (want_vlek && SNP_SIGNER_KEY(r.signer_info) != SNP_KEY_VLEK) {
-		rc = errbuf_set(err, errlen, "%s: the report is not signed by a VLEK", name);
+		rc = errbuf_set(err, errlen, "the report is not signed by a VLEK");
 		goto out;
 	}
 	if (ret)
@@ -222,7 +204,7 @@ static int aws_trusted_key(const struct vtpm_policy *p, const struct vtpm_view *
 	char e[200];
 
 	if (snp_ak_digest(v->ak_pub, v->ak_len, rd, e, sizeof e) < 0)
-		return errbuf_set(err, errlen, "aws-sev-snp: %s", e), -EINVAL;
+		return errbuf_set(err, errlen, "%s", e);
 	return snp_check_document(p, v, rd, 1, 0, NULL, err, errlen);
 }
 
