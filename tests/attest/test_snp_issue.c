@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "harness.h"
 
 extern const struct vtpm_check vtpm_check_aws_sev_snp;
+extern const struct vtpm_variant vtpm_gcp_sev_snp;
 
 static char chain_dir[64];
 
@@ -47,31 +50,20 @@ struct fake {
 	char mnt[128];
 };
 
-/* Starts the fake on chain_dir/mnt-N with these options; waits for "ready" (60 s). */
-static int fake_start(struct fake *f, const char *o1, const char *o2)
+/* Runs argv (a python3 fake) and waits for its "ready" line (60 s): its pid, or -1. */
+static pid_t spawn_ready(const char *const argv[])
 {
-	static int n;
 	int p[2];
 	char buf[16] = {0};
 	struct pollfd pfd;
+	pid_t pid;
 
-	if (chain() < 0)
+	if (pipe(p) < 0)
 		return -1;
-	snprintf(f->mnt, sizeof f->mnt, "%s/mnt-%d", chain_dir, n++);
-	if (mkdir(f->mnt, 0700) < 0 || pipe(p) < 0)
-		return -1;
-	f->pid = fork();
-	if (f->pid == 0) {
-		const char *argv[8] = {"python3", "tests/attest/fake_sev_tsm.py", f->mnt,
-				       chain_dir};
-		int i = 4;
-
-		if (o1)
-			argv[i++] = o1;
-		if (o2)
-			argv[i++] = o2;
+	pid = fork();
+	if (pid == 0) {
 		dup2(p[1], 1);
-		execvp("python3", (char **)argv);
+		execvp(argv[0], (char **)argv);
 		_exit(127);
 	}
 	close(p[1]);
@@ -79,14 +71,36 @@ static int fake_start(struct fake *f, const char *o1, const char *o2)
 	pfd.events = POLLIN;
 	if (poll(&pfd, 1, 60000) != 1 || read(p[0], buf, sizeof buf - 1) < 5 ||
 	    strncmp(buf, "ready", 5)) {
-		fprintf(stderr, "fake_sev_tsm did not start\n");
+		fprintf(stderr, "%s did not start\n", argv[1]);
 		close(p[0]);
-		kill(f->pid, SIGKILL);
-		waitpid(f->pid, NULL, 0);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		return -1;
 	}
 	close(p[0]);
-	return 0;
+	return pid;
+}
+
+/* Starts the fake on chain_dir/mnt-N with these options. */
+static int fake_start(struct fake *f, const char *o1, const char *o2)
+{
+	static int n;
+	const char *argv[8] = {"python3", "tests/attest/fake_sev_tsm.py", NULL, NULL};
+	int i = 4;
+
+	if (chain() < 0)
+		return -1;
+	snprintf(f->mnt, sizeof f->mnt, "%s/mnt-%d", chain_dir, n++);
+	if (mkdir(f->mnt, 0700) < 0)
+		return -1;
+	argv[2] = f->mnt;
+	argv[3] = chain_dir;
+	if (o1)
+		argv[i++] = o1;
+	if (o2)
+		argv[i++] = o2;
+	f->pid = spawn_ready(argv);
+	return f->pid > 0 ? 0 : -1;
 }
 
 static void fake_stop(struct fake *f)
@@ -409,4 +423,95 @@ TEST(snp_info_fuzz_seeds_parse)
 		CHECK(ii.have_gcp == i);
 		CHECK(i == 0 || (ii.ask_len > 0 && !strcmp(ii.gcp.instance_name, "node-0")));
 	}
+}
+
+/* A free loopback port (bound and released: the fake binds it right after). */
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+TEST(snp_tsm_gcp_issued_info_accepted_and_bound_to_extra_data)
+{
+	static uint8_t info[SNP_INFO_MAX];
+	static struct snp_info ii;
+	struct vtpm_env env;
+	struct vtpm_issue in;
+	struct vtpm_policy p;
+	struct vtpm_view v;
+	struct fake f;
+	char listen[32], imds[64], err[256];
+	uint8_t rd[64] = {0};
+	const char *md[8] = {
+	    "python3", "tests/cloud/fake_cloud.py", "--csp", "gcp", "--listen", listen, NULL};
+	size_t len;
+	pid_t mdpid;
+	int port = free_port(), r;
+
+	CHECK(port > 0);
+	snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+	snprintf(imds, sizeof imds, "http://127.0.0.1:%d", port);
+	CHECK((mdpid = spawn_ready(md)) > 0);
+	CHECK(fake_start(&f, "--signer", "vcek") == 0);
+	memset(&env, 0, sizeof env);
+	env.variant = &vtpm_gcp_sev_snp;
+	env.imds = imds;
+	env.tsm_report = f.mnt;
+	env.sev_guest = "/nonexistent/sev-guest";
+	memset(&in, 0, sizeof in);
+	in.env = &env;
+	for (int i = 0; i < 32; i++)
+		in.extra[i] = (uint8_t)(0xa0 + i);
+	r = vtpm_gcp_sev_snp.instance_info(&in, info, sizeof info, &len, err, sizeof err);
+	fake_stop(&f);
+	kill(mdpid, SIGTERM);
+	waitpid(mdpid, NULL, 0);
+	if (r < 0)
+		fprintf(stderr, "issue: %s\n", err);
+	CHECK(r == 0);
+	CHECK(snp_info_parse(info, len, &ii, err, sizeof err) == 0);
+	CHECK(ii.have_gcp && ii.ask_len > 0);
+	CHECK(!strcmp(ii.gcp.zone, "europe-west3-b"));
+	CHECK(!strcmp(ii.gcp.project_id, "constel-test"));
+	CHECK(!strcmp(ii.gcp.instance_name, "constel-worker-0"));
+	/* the validator's SNP part: REPORT_DATA = extraData || 32 zero bytes, the ASK from the
+	 * document (the configured one is the ASVK, which did not sign the VCEK) */
+	memcpy(rd, in.extra, 32);
+	CHECK(policy(&p, &vtpm_check_aws_sev_snp, 1, "asvk.pem") == 0);
+	memset(&v, 0, sizeof v);
+	v.instance_info = info;
+	v.instance_info_len = len;
+	r = snp_check_document(&p, &v, rd, 0, 1, NULL, err, sizeof err);
+	if (r < 0)
+		fprintf(stderr, "check: %s\n", err);
+	CHECK(r == 0);
+	rd[40] = 1; /* the zeros after extraData are bound too */
+	CHECK(snp_check_document(&p, &v, rd, 0, 1, NULL, err, sizeof err) == -EINVAL);
+	rd[40] = 0;
+	rd[0] ^= 1;
+	CHECK(snp_check_document(&p, &v, rd, 0, 1, NULL, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "report data") != NULL);
+	/* a GCP document lacks nothing an AWS one must not have: as aws-sev-snp it is refused */
+	CHECK(snp_check_document(&p, &v, rd, 0, 0, NULL, err, sizeof err) == -EINVAL);
+	vtpm_check_aws_sev_snp.policy_free(&p);
+}
+
+TEST(snp_gcp_metadata_without_its_server_fails_in_one_line)
+{
+	struct snp_gce_info g;
+	char imds[64], err[256];
+	int port = free_port();
+
+	snprintf(imds, sizeof imds, "http://127.0.0.1:%d", port);
+	CHECK(gcp_snp_gce_info(imds, &g, err, sizeof err) < 0);
+	CHECK(strchr(err, '\n') == NULL && err[0]);
 }
