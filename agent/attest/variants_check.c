@@ -15,7 +15,7 @@ extern const struct vtpm_check vtpm_check_aws_sev_snp;
 
 /* extern const struct vtpm_check vtpm_check_azure_tdx; */
 
-/* extern const struct vtpm_check vtpm_check_gcp_sev_es; */
+extern const struct vtpm_check vtpm_check_gcp_sev_es;
 
 /* extern const struct vtpm_check vtpm_check_gcp_sev_snp; */
 
@@ -30,7 +30,7 @@ static const struct vtpm_check *const checks[] = {
 
     /* &vtpm_check_azure_tdx, */
 
-    /* &vtpm_check_gcp_sev_es, */
+    &vtpm_check_gcp_sev_es,
 
     /* &vtpm_check_gcp_sev_snp, */
 

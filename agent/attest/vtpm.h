@@ -157,6 +157,11 @@ int vtpm_issue(const struct vtpm_env *env, const uint8_t user_data[ATLS_USER_DAT
 int vtpm_policy_init(struct vtpm_policy *p, const char *name, const char *text, size_t len,
 		     char *err, size_t errlen);
 void vtpm_policy_free(struct vtpm_policy *p);
+/* vtpm_validate with the quotes' qualifying data given as it is (recorded evidence made with
+ * a nonce of its own, e.g. go-tpm-tools' GCE test data), not made from a nonce and the user
+ * data; everything else is checked the same. */
+int vtpm_validate_raw(const struct vtpm_policy *p, const uint8_t *doc, size_t len,
+		      const uint8_t *tpm_nonce, size_t tn_len, char *err, size_t errlen);
 /* Every variant's validator name ("aws-nitro-tpm, ..."), for tools' usage lines. */
 const char *vtpm_check_names(void);
 
