@@ -216,3 +216,45 @@ const struct vtpm_check vtpm_check_aws_sev_snp = {
     .policy_init = snp_policy_init,
     .policy_free = snp_policy_free,
 };
+
+extern const struct vtpm_check vtpm_check_gcp_sev_es;
+
+/* gcp-sev-snp: the SNP checks with REPORT_DATA = extraData || 32 zero bytes, then the AK must
+ * be GCE's key for the instance the GCP part names (gcp-sev-es's getShieldedInstanceIdentity
+ * check, given the GCEInstanceInfo JSON it reads), as Constellation's getTrustedKey. */
+static int gcp_trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
+			   size_t errlen)
+{
+	uint8_t rd[64] = {0};
+	struct snp_info *ii;
+	struct vtpm_view gv;
+	char gce[3 * SNP_INFO_GCE_MAX + 64];
+	int r, n;
+
+	memcpy(rd, v->extra, sizeof v->extra);
+	if ((r = snp_check_document(p, v, rd, 0, 1, NULL, err, errlen)) < 0)
+		return r;
+	if (!(ii = malloc(sizeof *ii)))
+		return -ENOMEM;
+	r = snp_info_parse(v->instance_info, v->instance_info_len, ii, err, errlen);
+	if (r == 0) {
+		n = snprintf(gce, sizeof gce,
+			     "{\"zone\":\"%s\",\"project_id\":\"%s\",\"instance_name\":\"%s\"}",
+			     ii->gcp.zone, ii->gcp.project_id, ii->gcp.instance_name);
+		gv = *v;
+		gv.instance_info = (const uint8_t *)gce;
+		gv.instance_info_len = (size_t)n;
+		r = vtpm_check_gcp_sev_es.trusted_key(p, &gv, err, errlen);
+	}
+	free(ii);
+	return r;
+}
+
+const struct vtpm_check vtpm_check_gcp_sev_snp = {
+    .name = "gcp-sev-snp",
+    .enforced = "4,8,9,11,12,13,15",
+    .trusted_key = gcp_trusted_key,
+    .validate_cvm = NULL,
+    .policy_init = snp_policy_init,
+    .policy_free = snp_policy_free,
+};

@@ -17,7 +17,7 @@ extern const struct vtpm_check vtpm_check_aws_sev_snp;
 
 extern const struct vtpm_check vtpm_check_gcp_sev_es;
 
-/* extern const struct vtpm_check vtpm_check_gcp_sev_snp; */
+extern const struct vtpm_check vtpm_check_gcp_sev_snp;
 
 extern const struct vtpm_check vtpm_check_qemu_vtpm;
 
@@ -32,7 +32,7 @@ static const struct vtpm_check *const checks[] = {
 
     &vtpm_check_gcp_sev_es,
 
-    /* &vtpm_check_gcp_sev_snp, */
+    &vtpm_check_gcp_sev_snp,
 
     &vtpm_check_qemu_vtpm,
 };
