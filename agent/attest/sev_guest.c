@@ -473,8 +473,14 @@ int sev_guest_ext_report(const char *tsm_dir, const char *dev,
 			 certs_cap, SEV_CERTS_MAX);
 		return -EINVAL;
 	}
-	if (tsm_dir && stat(tsm_dir, &st) == 0 && S_ISDIR(st.st_mode))
-		return tsm_report(tsm_dir, data, report, certs, certs_cap, certs_len, err, errlen);
+	if (tsm_dir && stat(tsm_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+		int r = tsm_report(tsm_dir, data, report, certs, certs_cap, certs_len, err, errlen);
+
+		/* ENXIO: configfs-tsm without a provider (sev-guest not loaded, or built without
+		 * it): the device may still answer, as go-sev-guest then falls back to it */
+		if (r != -ENXIO)
+			return r;
+	}
 	return dev_report(dev ? dev : SEV_GUEST_DEV, data, report, certs, certs_cap, certs_len, err,
 			  errlen);
 }

@@ -19,7 +19,8 @@ ID of chain.sh) carries inblob as REPORT_DATA and is signed (ECDSA P-384, r and 
 endian) with KEYDIR/signer.key; the signer field says VLEK or VCEK as --signer does.
 
 usage: fake_sev_tsm.py MOUNT KEYDIR [--signer vlek|vcek] [--no-ask] [--no-certs]
-       [--provider NAME] [--race N]
+       [--provider NAME] [--race N] [--no-provider]
+  --no-provider: mkdir fails with ENXIO, as with no provider registered.
   --race N: the first N reports of outblob bump generation as another writer would.
 Prints "ready" once mounted; SIGTERM unmounts and exits."""
 import ctypes
@@ -43,7 +44,8 @@ TCB = 0xD108000000000003
 
 args = sys.argv[1:]
 mount, keydir = args[0], args[1]
-opt = {"signer": "vlek", "ask": True, "certs": True, "provider": "sev_guest", "race": 0}
+opt = {"signer": "vlek", "ask": True, "certs": True, "provider": "sev_guest", "race": 0,
+       "no_provider": False}
 i = 2
 while i < len(args):
     a = args[i]
@@ -55,6 +57,8 @@ while i < len(args):
         opt["certs"] = False; i += 1
     elif a == "--provider":
         opt["provider"] = args[i + 1]; i += 2
+    elif a == "--no-provider":
+        opt["no_provider"] = True; i += 1
     elif a == "--race":
         opt["race"] = int(args[i + 1]); i += 2
     else:
@@ -204,6 +208,8 @@ def handle(op, node, body):
         name = body[8:].split(b"\0", 1)[0].decode()
         if nodes[node][0] != "root":
             raise OSError(errno.EPERM, "mkdir")
+        if opt["no_provider"]:
+            raise OSError(errno.ENXIO, "no provider registered")
         if name in entries:
             raise OSError(errno.EEXIST, name)
         n = new_node("entry", name, None)

@@ -515,3 +515,20 @@ TEST(snp_gcp_metadata_without_its_server_fails_in_one_line)
 	CHECK(gcp_snp_gce_info(imds, &g, err, sizeof err) < 0);
 	CHECK(strchr(err, '\n') == NULL && err[0]);
 }
+
+TEST(snp_tsm_without_provider_falls_to_the_device)
+{
+	static uint8_t certs[SEV_CERTS_MAX];
+	uint8_t rd[64] = {0}, report[SEV_REPORT_LEN];
+	size_t certs_len;
+	struct fake f;
+	char err[256];
+	int r;
+
+	CHECK(fake_start(&f, "--no-provider", NULL) == 0);
+	r = sev_guest_ext_report(f.mnt, "/nonexistent/sev-guest", rd, report, certs, sizeof certs,
+				 &certs_len, err, sizeof err);
+	fake_stop(&f);
+	CHECK(r == -ENOENT);
+	CHECK(strstr(err, "/nonexistent/sev-guest") != NULL);
+}
