@@ -18,8 +18,24 @@ The report (version 3, Milan, VMPL = privlevel, TCB 0xd108000000000003 everywher
 ID of chain.sh) carries inblob as REPORT_DATA and is signed (ECDSA P-384, r and s little
 endian) with KEYDIR/signer.key; the signer field says VLEK or VCEK as --signer does.
 
+With --dev it is a fake /dev/sev-guest instead: MOUNT holds one file, sev-guest, whose ioctls
+follow include/uapi/linux/sev-guest.h and drivers/virt/coco/sev-guest/sev-guest.c (FUSE's
+restricted ioctl carries the 32-byte snp_guest_request_ioctl in and out; the request and
+response buffers it points to are read and written in the caller's memory with
+process_vm_readv/writev, as the kernel's copy_from_user/copy_to_user do):
+  - msg_version 0: EINVAL; after a firmware error every request: ENOTTY (message key off);
+  - SNP_GET_REPORT (0xC0205300): the report into resp_data (status, report_size, report at 32);
+  - SNP_GET_EXT_REPORT (0xC0205302): certs_len 0 or certs_address 0 asks for no pages;
+    otherwise certs_len must be page-aligned and at most --blob-max (16384, the kernel's
+    SEV_FW_BLOB_MAX_SIZE), else EINVAL; a table needing more pages than given: EIO with
+    exitinfo2 = 1 << 32 (SNP_GUEST_VMM_ERR_INVALID_LEN) and the size needed written back into
+    certs_len; else the table into certs_address and the report into resp_data.
+  --fw-error CODE: the first request fails with firmware status CODE (exitinfo2 = CODE, EIO).
+  --table-pages N: the host's table needs N pages (the table is padded).
+
 usage: fake_sev_tsm.py MOUNT KEYDIR [--signer vlek|vcek] [--no-ask] [--no-certs]
        [--provider NAME] [--race N] [--no-provider]
+       [--dev [--fw-error CODE] [--blob-max N] [--table-pages N]]
   --no-provider: mkdir fails with ENXIO, as with no provider registered.
   --race N: the first N reports of outblob bump generation as another writer would.
 Prints "ready" once mounted; SIGTERM unmounts and exits."""
@@ -45,7 +61,7 @@ TCB = 0xD108000000000003
 args = sys.argv[1:]
 mount, keydir = args[0], args[1]
 opt = {"signer": "vlek", "ask": True, "certs": True, "provider": "sev_guest", "race": 0,
-       "no_provider": False}
+       "no_provider": False, "dev": False, "fw_error": 0, "blob_max": 16384, "table_pages": 0}
 i = 2
 while i < len(args):
     a = args[i]
@@ -57,6 +73,10 @@ while i < len(args):
         opt["certs"] = False; i += 1
     elif a == "--provider":
         opt["provider"] = args[i + 1]; i += 2
+    elif a == "--dev":
+        opt["dev"] = True; i += 1
+    elif a in ("--fw-error", "--blob-max", "--table-pages"):
+        opt[a[2:].replace("-", "_")] = int(args[i + 1], 0); i += 2
     elif a == "--no-provider":
         opt["no_provider"] = True; i += 1
     elif a == "--race":
@@ -185,8 +205,99 @@ def file_write(ent, fname, data):
     e["gen"] += 1
 
 
-def handle(op, node, body):
+# ---- /dev/sev-guest (--dev) ----
+DEV_NODE = 2
+dev_state = {"disabled": False, "fw_error": None}
+
+
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def vm_read(pid, addr, n):
+    buf = ctypes.create_string_buffer(n)
+    loc, rem = iovec(ctypes.cast(buf, ctypes.c_void_p), n), iovec(addr, n)
+    if LIBC.process_vm_readv(pid, ctypes.byref(loc), 1, ctypes.byref(rem), 1, 0) != n:
+        raise OSError(errno.EFAULT, "read")
+    return buf.raw
+
+
+def vm_write(pid, addr, data):
+    buf = ctypes.create_string_buffer(bytes(data), len(data))
+    loc, rem = iovec(ctypes.cast(buf, ctypes.c_void_p), len(data)), iovec(addr, len(data))
+    if LIBC.process_vm_writev(pid, ctypes.byref(loc), 1, ctypes.byref(rem), 1, 0) != len(data):
+        raise OSError(errno.EFAULT, "write")
+
+
+def dev_ioctl(pid, body):
+    fh, flags, cmd, arg, in_size, out_size = struct.unpack_from("<QIIQII", body)
+    if cmd not in (0xC0205300, 0xC0205302) or in_size != 32:
+        raise OSError(errno.ENOTTY, "cmd")
+    ver, req, resp, _ = struct.unpack_from("<B7xQQQ", body, 32)
+    result, exitinfo2 = 0, 0
+    if ver == 0:
+        raise OSError(errno.EINVAL, "msg_version")
+    if dev_state["disabled"]:
+        raise OSError(errno.ENOTTY, "VMPCK disabled")
+    ext = cmd == 0xC0205302
+    r = vm_read(pid, req, 112 if ext else 96)
+    data, vmpl = r[:64], struct.unpack_from("<I", r, 64)[0]
+    if any(r[68:96]) or vmpl > 3:
+        raise OSError(errno.EINVAL, "rsvd/vmpl")
+    table = b""
+    if ext:
+        addr, length = struct.unpack_from("<QI", r, 96)
+        npages = 0 if (length == 0 or addr == 0) else length // 4096
+        if npages and (length % 4096 or length > opt["blob_max"]):
+            raise OSError(errno.EINVAL, "certs_len")
+        table = cert_table()
+        need = max((len(table) + 4095) // 4096, opt["table_pages"])
+        if len(table) and need > npages:
+            vm_write(pid, req + 104, struct.pack("<I", need * 4096))
+            result, exitinfo2 = -errno.EIO, 1 << 32
+    if result == 0 and opt["fw_error"]:
+        result, exitinfo2 = -errno.EIO, opt["fw_error"]
+        dev_state["disabled"] = True
+    if result == 0:
+        if ext and npages:
+            vm_write(pid, addr, table.ljust(npages * 4096, b"\0"))
+        rep = make_report(data, vmpl)
+        vm_write(pid, resp, struct.pack("<II24x", 0, len(rep)) + rep + bytes(4000 - 32 - len(rep)))
+    out = struct.pack("<B7xQQQ", ver, req, resp, exitinfo2 if exitinfo2 else 0xff)
+    if exitinfo2 == 0:
+        # the kernel copies the struct back only when exitinfo2 is not zero
+        out = body[32:64]
+    return struct.pack("<iIII", result, 0, 0, 0) + out
+
+
+def handle_dev(op, node, body, pid):
+    if op == 1:  # LOOKUP
+        name = body.split(b"\0", 1)[0].decode()
+        if node == 1 and name == "sev-guest":
+            return struct.pack("<QQQQII", DEV_NODE, 0, 0, 0, 0, 0) + dev_attr(DEV_NODE)
+        raise OSError(errno.ENOENT, name)
+    if op == 3:
+        return struct.pack("<QII", 0, 0, 0) + dev_attr(node)
+    if op == 39:  # IOCTL
+        return dev_ioctl(pid, body)
+    return None if op in (2, 42) else False
+
+
+def dev_attr(node):
+    mode = S_IFDIR | 0o755 if node == 1 else S_IFREG | 0o666
+    return struct.pack("<QQQQQQIIIIIIIIII", node, 0, 0, 0, 0, 0, 0, 0, 0, mode, 1, 0, 0, 0,
+                       4096, 0)
+
+
+def handle(op, node, body, pid=0):
     """returns reply bytes, or None for no reply; raises OSError for an error reply"""
+    if opt["dev"] and op != 26:
+        r = handle_dev(op, node, body, pid)
+        if r is not False:
+            return r
     if op == 26:  # INIT
         major, minor = struct.unpack_from("<II", body)
         return struct.pack("<IIIIHHIIHHII", 7, 31, 0, 0, 16, 12, 65536, 1, 16, 0, 0, 0) + bytes(24)
@@ -270,10 +381,10 @@ def main():
             if e.errno == errno.ENODEV:  # unmounted
                 os._exit(0)
             raise
-        ln, op, unique, node = struct.unpack_from("<IIQQ", req)
+        ln, op, unique, node, uid, gid, pid = struct.unpack_from("<IIQQIII", req)
         body = req[40:ln]
         try:
-            out, err = handle(op, node, body), 0
+            out, err = handle(op, node, body, pid), 0
         except OSError as e:
             out, err = b"", -e.errno
         if out is None:

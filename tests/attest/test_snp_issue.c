@@ -532,3 +532,91 @@ TEST(snp_tsm_without_provider_falls_to_the_device)
 	CHECK(r == -ENOENT);
 	CHECK(strstr(err, "/nonexistent/sev-guest") != NULL);
 }
+
+/* ---- /dev/sev-guest: the fake in --dev mode (FUSE ioctl, the request's buffers in our
+ * memory) ---- */
+static int dev_report(const char *o1, const char *o2, const char *o3, const char *o4, size_t cap,
+		      uint8_t *report, size_t *certs_len, char *err, int twice, int *second)
+{
+	static uint8_t certs[SEV_CERTS_MAX];
+	const char *argv[12] = {"python3", "tests/attest/fake_sev_tsm.py", NULL, NULL, "--dev"};
+	char dev[160];
+	uint8_t rd[64];
+	struct fake f;
+	int i = 5, r;
+	static int n;
+
+	if (chain() < 0)
+		return -1000;
+	snprintf(f.mnt, sizeof f.mnt, "%s/dev-%d", chain_dir, n++);
+	if (mkdir(f.mnt, 0700) < 0)
+		return -1000;
+	argv[2] = f.mnt;
+	argv[3] = chain_dir;
+	for (const char *const *o = (const char *const[]){o1, o2, o3, o4}; i < 9 && *o; o++)
+		argv[i++] = *o;
+	if ((f.pid = spawn_ready(argv)) <= 0)
+		return -1000;
+	snprintf(dev, sizeof dev, "%s/sev-guest", f.mnt);
+	memset(rd, 0x5a, sizeof rd);
+	r = sev_guest_ext_report(NULL, dev, rd, report, cap ? certs : NULL, cap, certs_len, err,
+				 256);
+	if (twice)
+		*second = sev_guest_ext_report(NULL, dev, rd, report, cap ? certs : NULL, cap,
+					       certs_len, err, 256);
+	fake_stop(&f);
+	if (r == 0 && memcmp(report + 0x50, rd, 64))
+		return -1001;
+	return r;
+}
+
+TEST(snp_dev_ext_report_with_the_hosts_certificates)
+{
+	uint8_t report[SEV_REPORT_LEN];
+	size_t n;
+	char err[256];
+	int r = dev_report(NULL, NULL, NULL, NULL, SEV_CERTS_MAX, report, &n, err, 0, NULL);
+
+	if (r < 0)
+		fprintf(stderr, "%d %s\n", r, err);
+	CHECK(r == 0);
+	CHECK(n > 24 * 3 && n < 8192); /* VLEK and ASVK, trimmed to the table's end */
+	/* no certificates wanted: SNP_GET_REPORT */
+	CHECK(dev_report(NULL, NULL, NULL, NULL, 0, report, &n, err, 0, NULL) == 0 && n == 0);
+}
+
+TEST(snp_dev_buffer_grown_once_to_what_the_kernel_says)
+{
+	uint8_t report[SEV_REPORT_LEN];
+	size_t n;
+	char err[256];
+	int r;
+
+	/* a kernel allowing 64 KiB and a host table of 6 pages: 16 KiB, then 24 KiB */
+	r = dev_report("--blob-max", "65536", "--table-pages", "6", SEV_CERTS_MAX, report, &n, err,
+		       0, NULL);
+	if (r < 0)
+		fprintf(stderr, "%d %s\n", r, err);
+	CHECK(r == 0);
+	/* the 6.x kernel's 16 KiB limit: the grown request is refused, in one line */
+	r = dev_report("--table-pages", "6", NULL, NULL, SEV_CERTS_MAX, report, &n, err, 0, NULL);
+	CHECK(r == -EINVAL);
+	CHECK(strstr(err, "SNP_GET_EXT_REPORT") != NULL);
+}
+
+TEST(snp_dev_firmware_error_named_and_key_disabled_after)
+{
+	uint8_t report[SEV_REPORT_LEN];
+	size_t n;
+	char err[256];
+	int second = 0, r;
+
+	r = dev_report("--fw-error", "0x16", NULL, NULL, SEV_CERTS_MAX, report, &n, err, 1,
+		       &second);
+	CHECK(r == -EIO);
+	CHECK(second == -ENOTTY);
+	CHECK(strstr(err, "disabled") != NULL);
+	r = dev_report("--fw-error", "0x27", NULL, NULL, SEV_CERTS_MAX, report, &n, err, 0, NULL);
+	CHECK(r == -EIO);
+	CHECK(strstr(err, "firmware error 0x27 INVALID_KEY") != NULL);
+}
