@@ -4,14 +4,17 @@
 # `constel-verify --attestation aws-sev-snp` with the test root and the attestationConfig as
 # the join service gets it (amdSigningKey = the test ASVK, minimum launch TCB); refused with
 # AMD's roots, with a launch TCB minimum above the report's, and when one byte of the report,
-# the VLEK or the InstanceInfo's text changes. Loopback only; every wait bounded.
+# the VLEK or the InstanceInfo's text changes. The same through the fake /dev/sev-guest (the
+# ioctl path Constellation's 6.6 kernels take). Loopback only; every wait bounded.
 . tests/lib.sh
 agent=$PWD/$BUILD/constel-agent
 cv=$PWD/$BUILD/tools/constel-verify
 work=$(mktemp -d /tmp/constel-snpaws-XXXXXX)
 cleanup() {
 	[ -n "${fake_pid:-}" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+	[ -n "${dev_pid:-}" ] && kill "$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
 	umount -l "$work/tsm" 2>/dev/null
+	umount -l "$work/dev" 2>/dev/null
 	kill $(jobs -p) 2>/dev/null
 	rm -rf "$work"
 }
@@ -119,3 +122,22 @@ for spec in report:0x50 report:0x90 report:0x2a0 vlek:200 text:0; do
 		verify "snp_aws_changed_${spec%%:*}_${spec#*:}_refused" 1 "" "$work/bad.json" \
 			--measurements "$work/cfg.json" "${root[@]}"
 done
+
+# the ioctl path: the fake /dev/sev-guest, no configfs-tsm
+mkdir "$work/dev"
+python3 tests/attest/fake_sev_tsm.py "$work/dev" "$work/chain" --dev >"$work/dev.out" 2>"$work/dev.err" &
+dev_pid=$!
+for _ in $(seq 300); do
+	grep -q ready "$work/dev.out" 2>/dev/null && break
+	sleep 0.1
+done
+t=snp_aws_agent_attests_from_dev_sev_guest
+if "$agent" --tpm "$tpm" attest --attestation aws-sev-snp --tsm-report "$work/no-tsm" \
+	--sev-guest "$work/dev/sev-guest" --event-log "$work/no-log" --nonce $nonce \
+	--user-data "$ud" >"$work/doc-dev.json" 2>"$work/attest-dev.log"; then
+	pass $t
+	verify snp_aws_dev_document_accepted 0 "OK" "$work/doc-dev.json" \
+		--measurements "$work/cfg.json" "${root[@]}"
+else
+	fail $t "$(tail -1 "$work/attest-dev.log")"
+fi
