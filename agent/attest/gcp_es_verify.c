@@ -1,7 +1,8 @@
 /* gcp-sev-es, the validator's side (tools and tests): Constellation's gcp.TrustedKeyGetter and
  * es validateCVM.
  *   trusted_key: InstanceInfo names the instance; GCE's instances.getShieldedInstanceIdentity
- *     (GET <api>/compute/v1/projects/P/zones/Z/instances/N/getShieldedInstanceIdentity, with
+ *     (GET <api>/compute/v1/projects/P/zones/Z/instances/N/getShieldedInstanceIdentity, api
+ *     https://compute.googleapis.com (the system's CA bundle) or --api's http(s) URL, with
  *     "Authorization: Bearer $GOOGLE_OAUTH_ACCESS_TOKEN" when that is set) answers
  *     {"signingKey": {"ekPub": "<PEM PUBLIC KEY>"}, ...}; the document's AK must be that key
  *     (RSA modulus and exponent).
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bearssl.h>
 #include <json-c/json.h>
@@ -101,6 +103,79 @@ static int spki_rsa(const uint8_t *der, size_t len, struct der_in *n, uint32_t *
 	return 0;
 }
 
+/* GET https://HOST/PATH with extra header lines, the chain checked against the system's CA
+ * bundle; the whole response (at most max body bytes) into *resp. */
+static int https_get(const char *url, const char *headers, int timeout_ms, size_t max,
+		     struct http_response *resp, char *err, size_t errlen)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
+	const char *h = url + 8;
+	size_t n = strcspn(h, "/"), len = 0, cap = max + 16384;
+	char host[256], hostport[300], port[8], *buf = NULL, *req = NULL;
+	struct tls_client *tc = NULL;
+	struct ca_bundle ca = {0};
+	int fd = -1, r, rl;
+
+	memset(resp, 0, sizeof *resp);
+	if (n == 0 || n >= sizeof host)
+		return errbuf_set(err, errlen, "bad URL");
+	snprintf(hostport, sizeof hostport, "%.*s%s", (int)n, h, memchr(h, ':', n) ? "" : ":443");
+	if (hostport_split(hostport, host, sizeof host, port, sizeof port) < 0)
+		return errbuf_set(err, errlen, "bad URL");
+	if ((r = ca_bundle_load(CA_BUNDLE_DEFAULT, &ca, err, errlen)) < 0)
+		return r;
+	rl = (int)(strlen(url) + strlen(headers) + 200);
+	req = malloc((size_t)rl);
+	buf = malloc(cap + 1);
+	if (!req || !buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	rl = snprintf(req, (size_t)rl,
+		      "GET %s HTTP/1.1\r\nHost: %s\r\n%sUser-Agent: constel-verify\r\n"
+		      "Connection: close\r\n\r\n",
+		      h[n] ? h + n : "/", host, headers);
+	if ((fd = tcp_dial(hostport, timeout_ms, err, errlen)) < 0) {
+		r = fd;
+		goto out;
+	}
+	if ((r = tls_client_open(fd, host, &ca, deadline, &tc, err, errlen)) < 0 ||
+	    (r = tls_client_write(tc, req, (size_t)rl, deadline, err, errlen)) < 0)
+		goto out;
+	for (;;) {
+		ssize_t k = tls_client_read(tc, buf + len, cap - len, deadline, err, errlen);
+
+		if (k < 0) {
+			r = (int)k;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (len == cap) {
+			r = errbuf_set(err, errlen, "%s: response larger than %zu bytes", host,
+				       max);
+			goto out;
+		}
+	}
+	buf[len] = '\0';
+	r = http_parse_response(buf, len, &resp->status, &resp->body, &resp->len, err, errlen);
+	if (r == 0) {
+		resp->buf = buf;
+		buf = NULL;
+	}
+out:
+	if (req)
+		secret_wipe(req, strlen(req));
+	free(req);
+	free(buf);
+	tls_client_free(tc);
+	if (fd >= 0)
+		close(fd);
+	ca_bundle_free(&ca);
+	return r;
+}
+
 static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, char *err,
 		       size_t errlen)
 {
@@ -132,12 +207,11 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 		snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", tok);
 		rq.headers = hdr;
 	}
-	if (strncmp(api, "http://", 7))
-		return errbuf_set(err, errlen,
-				  "--api %s: only http:// is supported (an "
-				  "authenticating proxy to the GCE API)",
-				  api);
-	r = http_request(url, &rq, GCE_API_TIMEOUT, GCE_API_MAX, &resp, why, sizeof why);
+	if (!strncmp(api, "https://", 8))
+		r = https_get(url, rq.headers ? rq.headers : "", GCE_API_TIMEOUT, GCE_API_MAX,
+			      &resp, why, sizeof why);
+	else
+		r = http_request(url, &rq, GCE_API_TIMEOUT, GCE_API_MAX, &resp, why, sizeof why);
 	secret_wipe(hdr, sizeof hdr);
 	if (r < 0)
 		return errbuf_set(err, errlen, "getShieldedInstanceIdentity: %s", why), r;
