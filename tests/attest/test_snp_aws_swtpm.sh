@@ -5,7 +5,9 @@
 # the join service gets it (amdSigningKey = the test ASVK, minimum launch TCB); refused with
 # AMD's roots, with a launch TCB minimum above the report's, and when one byte of the report,
 # the VLEK or the InstanceInfo's text changes. The same through the fake /dev/sev-guest (the
-# ioctl path Constellation's 6.6 kernels take). Loopback only; every wait bounded.
+# ioctl path Constellation's 6.6 kernels take). Go (tests/interop atlspeer verify-ii) reads
+# the InstanceInfo as Constellation's struct, byte for byte, and checks the AK binding itself.
+# Loopback only; every wait bounded.
 . tests/lib.sh
 agent=$PWD/$BUILD/constel-agent
 cv=$PWD/$BUILD/tools/constel-verify
@@ -140,4 +142,26 @@ if "$agent" --tpm "$tpm" attest --attestation aws-sev-snp --tsm-report "$work/no
 		--measurements "$work/cfg.json" "${root[@]}"
 else
 	fail $t "$(tail -1 "$work/attest-dev.log")"
+fi
+
+# Go: InstanceInfo is Go's encoding of snp.InstanceInfo, its VLEK parses with crypto/x509 and
+# REPORT_DATA is SHA-512 of x509.MarshalPKIXPublicKey of the document's AK
+if peer=$(tests/interop/build-atlspeer.sh 2>"$work/peer.log"); then
+	for d in doc doc-dev; do
+		t=snp_aws_go_reads_instance_info_${d//-/_}
+		if out=$("$peer" verify-ii --variant aws-sev-snp --doc "$work/$d.json" 2>&1); then
+			pass $t
+		else
+			fail $t "$(tail -1 <<<"$out")"
+		fi
+	done
+	tamper "$work/bad.json" text 0
+	t=snp_aws_go_refuses_other_bytes
+	if out=$("$peer" verify-ii --variant aws-sev-snp --doc "$work/bad.json" 2>&1); then
+		fail $t "accepted: $out"
+	else
+		pass $t
+	fi
+else
+	fail snp_aws_go_peer "atlspeer did not build: $(tail -1 "$work/peer.log")"
 fi
