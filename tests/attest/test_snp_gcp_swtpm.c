@@ -265,6 +265,22 @@ TEST(gcp_sev_snp_document_from_swtpm_and_fakes_accepted_and_refused)
 		harness_fail(__FILE__, __LINE__, "issue: %s", err);
 	if (validate(&g, g.nonce, err, sizeof err) != 0)
 		harness_fail(__FILE__, __LINE__, "valid document refused: %s", err);
+	/* Go reads InstanceInfo as snp.InstanceInfo, byte for byte (tests/interop atlspeer) */
+	{
+		char cmd[512], peer[256] = "";
+		FILE *f = popen("tests/interop/build-atlspeer.sh 2>/dev/null", "r");
+
+		CHECK(f && fgets(peer, sizeof peer, f));
+		pclose(f);
+		peer[strcspn(peer, "\n")] = 0;
+		f = fopen(harness_path(g.dir, "doc.json"), "w");
+		CHECK(f);
+		fwrite(doc, 1, doc_len, f);
+		fclose(f);
+		snprintf(cmd, sizeof cmd, "%s verify-ii --variant gcp-sev-snp --doc %s >&2", peer,
+			 harness_path(g.dir, "doc.json"));
+		CHECK(system(cmd) == 0);
+	}
 	/* another nonce: extraData differs, so does the report's REPORT_DATA */
 	memset(other, 0x43, sizeof other);
 	CHECK(validate(&g, other, err, sizeof err) == -EINVAL);
