@@ -226,10 +226,11 @@ int cmd_serve(const struct cli *c)
 int cmd_attest(const struct cli *c)
 {
 	const char *nonce_hex = NULL, *ud_hex = NULL, *ev = QEMU_VTPM_EVENT_LOG,
-		   *variant = "qemu-vtpm", *imds = NULL;
+		   *variant = "qemu-vtpm", *imds = NULL, *sev = NULL, *tsm = NULL;
 	struct opt opts[] = {
 	    {"nonce", &nonce_hex, 1},	  {"user-data", &ud_hex, 1}, {"event-log", &ev, 0},
-	    {"attestation", &variant, 0}, {"imds", &imds, 0},	     {NULL, NULL, 0},
+	    {"attestation", &variant, 0}, {"imds", &imds, 0},	     {"sev-guest", &sev, 0},
+	    {"tsm-report", &tsm, 0},	  {NULL, NULL, 0},
 	};
 	uint8_t nonce[64], ud[ATLS_USER_DATA_LEN], *doc;
 	size_t nonce_len, ud_len, len;
@@ -256,6 +257,10 @@ int cmd_attest(const struct cli *c)
 	env.event_log = ev;
 	if (imds)
 		env.imds = imds;
+	if (sev)
+		env.sev_guest = sev;
+	if (tsm)
+		env.tsm_report = tsm;
 	vtpm_issuer(&is, &env);
 	doc = malloc(ATLS_DOC_MAX);
 	if (!doc)

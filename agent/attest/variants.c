@@ -8,7 +8,7 @@
 
 extern const struct vtpm_variant vtpm_aws_nitro_tpm;
 
-/* extern const struct vtpm_variant vtpm_aws_sev_snp; */
+extern const struct vtpm_variant vtpm_aws_sev_snp;
 
 extern const struct vtpm_variant vtpm_azure_sev_snp;
 
@@ -16,14 +16,14 @@ extern const struct vtpm_variant vtpm_azure_sev_snp;
 
 extern const struct vtpm_variant vtpm_gcp_sev_es;
 
-/* extern const struct vtpm_variant vtpm_gcp_sev_snp; */
+extern const struct vtpm_variant vtpm_gcp_sev_snp;
 
 extern const struct vtpm_variant vtpm_qemu_vtpm;
 
 static const struct vtpm_variant *const variants[] = {
     &vtpm_aws_nitro_tpm,
 
-    /* &vtpm_aws_sev_snp, */
+    &vtpm_aws_sev_snp,
 
     &vtpm_azure_sev_snp,
 
@@ -31,7 +31,7 @@ static const struct vtpm_variant *const variants[] = {
 
     &vtpm_gcp_sev_es,
 
-    /* &vtpm_gcp_sev_snp, */
+    &vtpm_gcp_sev_snp,
 
     &vtpm_qemu_vtpm,
 };

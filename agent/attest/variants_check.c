@@ -9,7 +9,7 @@
 
 extern const struct vtpm_check vtpm_check_aws_nitro_tpm;
 
-/* extern const struct vtpm_check vtpm_check_aws_sev_snp; */
+extern const struct vtpm_check vtpm_check_aws_sev_snp;
 
 extern const struct vtpm_check vtpm_check_azure_sev_snp;
 
@@ -17,14 +17,14 @@ extern const struct vtpm_check vtpm_check_azure_sev_snp;
 
 extern const struct vtpm_check vtpm_check_gcp_sev_es;
 
-/* extern const struct vtpm_check vtpm_check_gcp_sev_snp; */
+extern const struct vtpm_check vtpm_check_gcp_sev_snp;
 
 extern const struct vtpm_check vtpm_check_qemu_vtpm;
 
 static const struct vtpm_check *const checks[] = {
     &vtpm_check_aws_nitro_tpm,
 
-    /* &vtpm_check_aws_sev_snp, */
+    &vtpm_check_aws_sev_snp,
 
     &vtpm_check_azure_sev_snp,
 
@@ -32,7 +32,7 @@ static const struct vtpm_check *const checks[] = {
 
     &vtpm_check_gcp_sev_es,
 
-    /* &vtpm_check_gcp_sev_snp, */
+    &vtpm_check_gcp_sev_snp,
 
     &vtpm_check_qemu_vtpm,
 };

@@ -34,7 +34,7 @@
 //	    encoding/json of the same values, the RSA AK, each quote's signature, magic, type,
 //	    nonce, selection and PCR digest (SHA-512/384/256, first that passes); prints
 //	    "OK user_data=<hex> pcr15=<hex>" or "ERR <why>".
-//	atlspeer verify-ii --variant aws-nitro-tpm|gcp-sev-es --doc FILE [--source FILE]
+//	atlspeer verify-ii --variant aws-nitro-tpm|gcp-sev-es|aws-sev-snp|gcp-sev-snp --doc FILE [--source FILE]
 //	    the document's InstanceInfo as Constellation's Go issuer makes it: decoded into the Go
 //	    struct (aws-sdk-go-v2's imds.InstanceIdentityDocument, go-tpm-tools'
 //	    attest.GCEInstanceInfo json tags) and encoded again byte-identical, and for AWS the
@@ -60,6 +60,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -1100,6 +1101,59 @@ type awsIdentityDocument struct {
 	Architecture            string    `json:"architecture"`
 }
 
+// Constellation's snp.InstanceInfo (internal/attestation/snp/snp.go), field for field.
+type snpInstanceInfo struct {
+	ReportSigner      []byte
+	CertChain         []byte
+	AttestationReport []byte
+	Azure             *struct {
+		RuntimeData []byte
+		MAAToken    string
+	}
+	GCP *gceInstanceInfo
+}
+
+// checkSNPInstanceInfo does what Constellation's SNP issuers do besides the encoding: the signer
+// is one PEM certificate Go parses (the VLEK on AWS, the VCEK on GCP, by the report's signer
+// field), CertChain absent on AWS, and on AWS REPORT_DATA is SHA-512 of the AK's
+// x509.MarshalPKIXPublicKey (GCP: the report binds extraData, checked by the C validator).
+func checkSNPInstanceInfo(variant string, s *snpInstanceInfo, doc *goDoc) error {
+	block, rest := pem.Decode(s.ReportSigner)
+	if block == nil || len(bytes.TrimSpace(rest)) != 0 || block.Type != "CERTIFICATE" {
+		return errors.New("ReportSigner is not one PEM CERTIFICATE")
+	}
+	if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+		return fmt.Errorf("ReportSigner: %w", err)
+	}
+	if len(s.AttestationReport) != 1184 {
+		return fmt.Errorf("AttestationReport of %d bytes", len(s.AttestationReport))
+	}
+	key := (binary.LittleEndian.Uint32(s.AttestationReport[0x48:]) >> 2) & 7
+	if variant == "aws-sev-snp" {
+		if key != 1 || s.CertChain != nil || s.GCP != nil || s.Azure != nil {
+			return errors.New("aws-sev-snp: not a VLEK report with ReportSigner alone")
+		}
+		if doc.Attestation == nil {
+			return errors.New("no Attestation")
+		}
+		ak, err := rsaAK(doc.Attestation.AkPub)
+		if err != nil {
+			return err
+		}
+		der, err := x509.MarshalPKIXPublicKey(ak)
+		if err != nil {
+			return err
+		}
+		want := sha512.Sum512(der)
+		if !bytes.Equal(s.AttestationReport[0x50:0x90], want[:]) {
+			return errors.New("aws-sev-snp: REPORT_DATA is not SHA-512 of the AK's PKIX DER")
+		}
+	} else if s.GCP == nil || s.Azure != nil {
+		return errors.New("gcp-sev-snp: no GCP part")
+	}
+	return nil
+}
+
 // go-tpm-tools attest.GCEInstanceInfo as protoc-gen-go tags it.
 type gceInstanceInfo struct {
 	Zone          string `json:"zone,omitempty"`
@@ -1125,6 +1179,8 @@ func runVerifyII(variant, docPath, source string) error {
 		v = &awsIdentityDocument{}
 	case "gcp-sev-es":
 		v = &gceInstanceInfo{}
+	case "aws-sev-snp", "gcp-sev-snp":
+		v = &snpInstanceInfo{}
 	default:
 		return fmt.Errorf("verify-ii: no variant %q", variant)
 	}
@@ -1140,6 +1196,11 @@ func runVerifyII(variant, docPath, source string) error {
 	}
 	if g, ok := v.(*gceInstanceInfo); ok && (g.Zone == "" || g.ProjectId == "" || g.InstanceName == "") {
 		return fmt.Errorf("InstanceInfo lacks zone, project_id or instance_name: %s", ii)
+	}
+	if s, ok := v.(*snpInstanceInfo); ok {
+		if err := checkSNPInstanceInfo(variant, s, &doc); err != nil {
+			return err
+		}
 	}
 	if source != "" {
 		body, err := os.ReadFile(source)
