@@ -387,15 +387,17 @@ int cmd_net_dhcp(const struct cli *c)
 }
 
 /* What a cloud's node-local endpoint says of the node: each line, or why not. */
-static int cloud_identity(const char *csp, const char *url)
+static int cloud_identity(const char *csp, const char *url, const char *api, const char *ca)
 {
 	struct cloud cl;
-	struct md_instance self;
-	char err[256], uid[128], hash[128];
-	int r;
+	struct md_instance self, peers[32];
+	char err[256], uid[128], hash[128], lb[256];
+	int r, n = 0;
 
 	if (cloud_select(csp, url, &cl, err, sizeof err) < 0)
 		return usage_error("metadata", err);
+	cl.api = api;
+	cl.ca_bundle = ca;
 	if (cloud_self(&cl, &self) < 0)
 		return EXIT_FAILURE_RUN;
 	printf("self %s %s %s %s\n", self.name,
@@ -407,6 +409,15 @@ static int cloud_identity(const char *csp, const char *url)
 	printf("uid %s\n", r == 0	      ? uid
 			   : r == -EOPNOTSUPP ? "(needs the cloud's API)"
 					      : "(failed)");
+	if (cloud_peers(&cl, peers, 32, &n) == 0)
+		for (int i = 0; i < n; i++)
+			printf("peer %s %s %s %s\n", peers[i].name,
+			       peers[i].control_plane ? "control-plane" : "worker", peers[i].vpc_ip,
+			       peers[i].provider_id);
+	r = cloud_lb_endpoint(&cl, lb, sizeof lb);
+	printf("endpoint %s\n", r == 0		   ? lb
+				: r == -EOPNOTSUPP ? "(needs the cloud's API)"
+						   : "(failed)");
 	r = cloud_init_secret_hash(&cl, hash, sizeof hash);
 	printf("init-secret-hash %.7s%s\n", r == 0 ? hash : "",
 	       r == 0		  ? "..."
@@ -417,11 +428,10 @@ static int cloud_identity(const char *csp, const char *url)
 
 int cmd_metadata(const struct cli *c)
 {
-	const char *url = NULL, *csp = NULL;
+	const char *url = NULL, *csp = NULL, *api = NULL, *ca = NULL;
 	struct opt opts[] = {
-	    {"url", &url, 0},
-	    {"csp", &csp, 0},
-	    {NULL, NULL, 0},
+	    {"url", &url, 0}, {"imds", &url, 0},     {"csp", &csp, 0},
+	    {"api", &api, 0}, {"ca-bundle", &ca, 0}, {NULL, NULL, 0},
 	};
 	struct md_instance self, peers[16];
 	char err[256], endpoint[64], hash[64];
@@ -430,7 +440,7 @@ int cmd_metadata(const struct cli *c)
 	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
 		return usage_error(c->command, err);
 	if (csp && strcmp(csp, "qemu"))
-		return cloud_identity(csp, url);
+		return cloud_identity(csp, url, api, ca);
 	if (!url)
 		url = CLOUD_QEMU_URL;
 	if (md_self(url, &self) < 0 || md_peers(url, peers, 16, &n) < 0 ||

@@ -45,7 +45,7 @@ static const char usage[] =
     "       --kubeadm CMD [--kubeadm-timeout S] [--attestation V]\n"
     "  serve-recover --listen ADDR --disk-uuid U --out DIR [--attestation V]\n"
     "  attest --nonce HEX --user-data HEX [--event-log PATH]\n"
-    "  metadata [--url http://10.42.0.1:8080] [--csp CSP]\n"
+    "  metadata [--url|--imds http://10.42.0.1:8080] [--csp CSP] [--api URL] [--ca-bundle FILE]\n"
     "  state-disk --csp CSP [--sys DIR] [--dev DIR] [--wait S]\n"
     "       says why of every disk it looks at; the device is the last line\n"
     "  azure-ready --wireserver URL [--not-ready REASON] [--timeout S]\n"
