@@ -288,6 +288,15 @@ static int raw_string(const char **p, const char *end, const char **s, size_t *n
 	return 0;
 }
 
+/* [s, e) holds only what a JSON number holds (the body is not NUL-terminated here) */
+static int number(const char *s, const char *e)
+{
+	for (; s < e; s++)
+		if (!strchr("-+.eE0123456789", *s) || !*s)
+			return 0;
+	return 1;
+}
+
 int gcp_parse_token(const char *json, size_t len, uint64_t now_ms, struct gcp_token *out, char *err,
 		    size_t errlen)
 {
@@ -347,8 +356,7 @@ int gcp_parse_token(const char *json, size_t len, uint64_t now_ms, struct gcp_to
 				}
 			} else if (!((p - s == 4 &&
 				      (!memcmp(s, "true", 4) || !memcmp(s, "null", 4))) ||
-				     (p - s == 5 && !memcmp(s, "false", 5)) ||
-				     strspn(s, "-+.eE0123456789") >= (size_t)(p - s))) {
+				     (p - s == 5 && !memcmp(s, "false", 5)) || number(s, p))) {
 				goto bad;
 			}
 		}
