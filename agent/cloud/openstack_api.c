@@ -456,6 +456,8 @@ static int token_get(struct os_api *api, uint64_t deadline)
 							     api->network, sizeof api->network, err,
 							     sizeof err)
 				       : errbuf_set(err, sizeof err, "no X-Subject-Token");
+			/* the raw answer holds the token in its headers */
+			secret_wipe(resp.buf, (size_t)(resp.body - resp.buf) + resp.len);
 			http_response_free(&resp);
 			if (r < 0) {
 				secret_freep(&api->token);
