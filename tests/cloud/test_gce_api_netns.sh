@@ -85,3 +85,21 @@ if [ "$(grep -c 'compute.instances.list' "$work/deny.err")" = 1 ] &&
 else
 	fail $t "$(cat "$work/deny.out" "$work/deny.err" 2>/dev/null | tail -8)"
 fi
+
+# the fake refuses as Google does (so that a client that sent no token would fail here)
+state "" >"$work/refuse.json"
+python3 "$fake" --state "$work/refuse.json" --log "$work/refuse.log" >"$work/refuse.port" 2>/dev/null &
+fpid=$!
+for _ in $(seq 100); do [ -s "$work/refuse.port" ] && break; sleep 0.1; done
+p=$(cat "$work/refuse.port")
+u=http://127.0.0.1:$p/compute/v1/projects/constel-proj/zones/europe-west3-a/instances/cp-0
+noauth=$(curl -s -w ' %{http_code}' "$u")
+badauth=$(curl -s -w ' %{http_code}' -H 'Authorization: Bearer ya29.forged' "$u")
+nohdr=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/computeMetadata/v1/instance/service-accounts/default/token")
+kill $fpid
+wait $fpid 2>/dev/null
+t=gce_fake_refuses_without_a_bearer_token_and_with_a_forged_one_in_googles_shape
+case "$noauth|$badauth|$nohdr" in
+*'"reason": "required"'*'"status": "UNAUTHENTICATED"'*' 401|'*'"reason": "authError"'*' 401|403') pass $t ;;
+*) fail $t "$noauth | $badauth | $nohdr" ;;
+esac

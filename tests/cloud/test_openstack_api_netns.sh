@@ -113,3 +113,20 @@ if [ "$(grep -c '"path": "/compute/v2.1/servers/detail".*"status": 200' "$work/e
 else
 	fail $t "$(grep -c servers/detail "$work/endless.log") pages; $(tail -2 "$work/endless.err")"
 fi
+
+# the fake refuses as Keystone and Nova do (so that a client that sent no token would fail here)
+state "" >"$work/refuse.json"
+python3 "$fake" --state "$work/refuse.json" --log "$work/refuse.log" >"$work/refuse.port" 2>/dev/null &
+fpid=$!
+for _ in $(seq 100); do [ -s "$work/refuse.port" ] && break; sleep 0.1; done
+p=$(cat "$work/refuse.port")
+notok=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$p/compute/v2.1/servers/detail")
+forged=$(curl -s -w ' %{http_code}' -H 'X-Auth-Token: gAAAAAforged' "http://127.0.0.1:$p/network/v2.0/networks")
+badpw=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' --data '{"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "constel", "domain": {"name": "Default"}, "password": "no"}}}}}' "http://127.0.0.1:$p/identity/v3/auth/tokens")
+kill $fpid
+wait $fpid 2>/dev/null
+t=openstack_fake_refuses_without_a_token_with_a_forged_one_and_a_wrong_password
+case "$notok|$forged|$badpw" in
+*'"title": "Unauthorized"'*' 401|'*'"title": "Unauthorized"'*' 401|'*'"title": "Unauthorized"'*' 401') pass $t ;;
+*) fail $t "$notok | $forged | $badpw" ;;
+esac
