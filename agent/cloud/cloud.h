@@ -48,8 +48,8 @@ struct cloud {
 	int timeout_ms;		/* each call to an endpoint, its retries included */
 	int disk_wait_ms;	/* how long the state disk is waited for */
 	int explain;		/* the first scan says why of every candidate (host command) */
-	const char *api;	/* the control-plane API's base URL; NULL: the cloud's own (tests) */
-	const char *ca_bundle;	/* the roots for the API's https; NULL: CA_BUNDLE_DEFAULT */
+	const char *api;       /* the control-plane API's base URL; NULL: the cloud's own (tests) */
+	const char *ca_bundle; /* the roots for the API's https; NULL: CA_BUNDLE_DEFAULT */
 };
 
 /* "stackit" is OpenStack; NULL for a name that is no cloud's. */
