@@ -407,9 +407,9 @@ int cmd_net_dhcp(const struct cli *c)
 static int cloud_identity(const char *csp, const char *url, const char *api, const char *ca)
 {
 	struct cloud cl;
-	struct md_instance self;
-	char err[256], uid[128], hash[128];
-	int r;
+	struct md_instance self, peers[32];
+	char err[256], uid[128], hash[128], lb[256];
+	int r, n = 0;
 
 	if (cloud_select(csp, url, &cl, err, sizeof err) < 0)
 		return usage_error("metadata", err);
@@ -426,6 +426,15 @@ static int cloud_identity(const char *csp, const char *url, const char *api, con
 	printf("uid %s\n", r == 0	      ? uid
 			   : r == -EOPNOTSUPP ? "(needs the cloud's API)"
 					      : "(failed)");
+	if (cloud_peers(&cl, peers, 32, &n) == 0)
+		for (int i = 0; i < n; i++)
+			printf("peer %s %s %s %s\n", peers[i].name,
+			       peers[i].control_plane ? "control-plane" : "worker", peers[i].vpc_ip,
+			       peers[i].provider_id);
+	r = cloud_lb_endpoint(&cl, lb, sizeof lb);
+	printf("endpoint %s\n", r == 0		   ? lb
+				: r == -EOPNOTSUPP ? "(needs the cloud's API)"
+						   : "(failed)");
 	r = cloud_init_secret_hash(&cl, hash, sizeof hash);
 	printf("init-secret-hash %.7s%s\n", r == 0 ? hash : "",
 	       r == 0		  ? "..."

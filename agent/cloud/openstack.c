@@ -5,10 +5,13 @@
  * state disk is the second virtio disk. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "cloud.h"
+#include "cloud/api_http.h"
+#include "cloud/openstack_api.h"
 #include "net/net.h"
 
 #define OS_META	    "/openstack/2018-08-27/meta_data.json"
@@ -94,7 +97,50 @@ static int os_lb(const struct cloud *cl, char *host, size_t cap)
 	return r;
 }
 
+/* The cluster's servers through Keystone, Neutron and Nova (openstack_api.h) with the
+ * credentials of user_data; one client per process, its token kept between calls. */
+static int os_peers(const struct cloud *cl, struct md_instance *peers, int max, int *count)
+{
+	static struct os_api api;
+	struct http_response resp;
+	struct md_instance self;
+	struct os_server *srv;
+	char uid[128], err[160];
+	int r, n = 0;
+
+	if ((r = meta(cl, &self, uid, sizeof uid, NULL, 0)) < 0)
+		return r;
+	if (!api.creds.password) {
+		if ((r = os_get(cl, OS_USERDATA, &resp)) < 0)
+			return r;
+		r = os_parse_creds(resp.body, resp.len, &api.creds, err, sizeof err);
+		secret_wipe(resp.body, resp.len);
+		http_response_free(&resp);
+		if (r < 0)
+			return log_err(r, "%s", err);
+	}
+	api.ca = strncmp(api.creds.auth_url, "https://", 8) ? NULL : api_ca_bundle(cl->ca_bundle);
+	api.timeout_ms = cl->timeout_ms > 0 ? cl->timeout_ms : 10000;
+	api.max_attempts = 5;
+	api.backoff_ms = 200;
+	if (!(srv = calloc((size_t)max, sizeof *srv)))
+		return -ENOMEM;
+	r = os_list_servers(&api, uid, srv, max, &n);
+	for (int i = 0; r == 0 && i < n; i++) {
+		struct md_instance *p = &peers[(*count)++];
+
+		memset(p, 0, sizeof *p);
+		snprintf(p->name, sizeof p->name, "%s", srv[i].name);
+		snprintf(p->provider_id, sizeof p->provider_id, "%s", srv[i].id);
+		snprintf(p->vpc_ip, sizeof p->vpc_ip, "%s", srv[i].vpc_ip);
+		p->control_plane = srv[i].role == 1;
+	}
+	free(srv);
+	return r;
+}
+
 const struct cloud_ops cloud_openstack = {
+    .peers = os_peers,
     .name = "openstack",
     .self = os_self,
     .lb_endpoint = os_lb,

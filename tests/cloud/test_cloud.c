@@ -29,8 +29,8 @@ TEST(cloud_select_maps_stackit_and_refuses_an_unknown_csp)
 
 TEST(cloud_what_needs_the_api_is_eopnotsupp)
 {
-	/* a cloud whose ops lack the calls (AWS and Azure have them now: test_aws_boot.sh,
-	 * test_azure_api.sh) */
+	/* a cloud whose ops lack the calls (AWS, Azure and GCP have them now: test_aws_boot.sh,
+	 * test_azure_api.sh, test_gcp_api) */
 	static const struct cloud_ops bare = {.name = "bare"};
 	struct cloud cl;
 	struct md_instance p[2];
@@ -46,6 +46,9 @@ TEST(cloud_what_needs_the_api_is_eopnotsupp)
 	CHECK(cloud_lb_endpoint(&cl, host, sizeof host) == -EOPNOTSUPP);
 	CHECK(cloud_uid(&cl, host, sizeof host) == -EOPNOTSUPP);
 	CHECK(cloud_init_secret_hash(&cl, host, sizeof host) == -EOPNOTSUPP);
+	/* GCP's UID, peers and load balancer come from its Compute API now (test_gcp_api) */
+	CHECK(cloud_select("gcp", NULL, &cl, err, sizeof err) == 0);
+	CHECK(cl.ops->uid && cl.ops->peers && cl.ops->lb_endpoint);
 }
 
 static void ns_page(uint8_t *p, const char *vs)

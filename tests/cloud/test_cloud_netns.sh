@@ -45,7 +45,7 @@ t=gcp_identity_from_the_metadata_server_with_its_header
 if [ "$(cat "$work/gcp.rc" 2>/dev/null)" = 0 ] &&
 	grep -qx 'self constel-worker-0 unknown 10.9.0.2 gce://constel-test/europe-west3-b/constel-worker-0' "$work/gcp.out" &&
 	grep -q '^init-secret-hash \$2a\$10\$' "$work/gcp.out" &&
-	grep -q "^uid (needs the cloud's API)" "$work/gcp.out" &&
+	grep -qx "uid (failed)" "$work/gcp.out" && grep -q "service account's token" "$work/gcp.err" &&
 	grep -q '"user-agent": "constel-agent"' "$work/gcp.log" &&
 	! grep '"user-agent": "constel-agent"' "$work/gcp.log" | grep -vq '"metadata-flavor": "Google"'; then
 	pass $t
