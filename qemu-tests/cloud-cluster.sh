@@ -16,10 +16,12 @@
 # Source after tests/lib.sh, qemu-tests/lib-node.sh and qemu-tests/netns.sh; needs work, and
 # cluster_setup done. Root only (network namespaces).
 #
+#   cloud_overrides CSP        the command-line overrides of each cloud (below)
 #   cloud_up NS CSP            the namespace, the cloud's lease, its addresses, the servers
 #   cloud_fake NS CSP NAME BOOT   the cloud's fake for node NAME (one per boot), fake_pid
 #   cloud_boot NS CSP NAME BOOT SECONDS [words]   node_vm in NS with constel.csp=CSP, in the
-#                              background (vm_pid), the fake started first
+#                              background (vm_pid), the fake started first; the command
+#                              line in $logs/BOOT.cmdline
 #   cloud_boot_end             waits for the boot (its status), stops its fake
 #   cloud_init NS OUT          constel-init apply against control-plane-0's init server
 #   cloud_cluster NS CSP       the three boots; statuses in cp_rc, cli_rc, w_rc, wr_rc
@@ -38,6 +40,25 @@ cloud_lease_opts() {
 	case $1 in
 	gcp) echo "--dhcp-option=1,255.255.255.255 --dhcp-option=121,$NETNS_HOST/32,0.0.0.0,0.0.0.0/0,$NETNS_HOST --dhcp-option=26,1460" ;;
 	*) echo "" ;;
+	esac
+}
+
+# cloud_overrides CSP: CLOUD_CP_ARGS and CLOUD_WORKER_ARGS for that cloud: what its node-local
+# endpoint does not serve and issue 27's control-plane API clients will (drop a cloud's line
+# when its client lands), and the state disk where QEMU does not shape the cloud's naming.
+cloud_overrides() {
+	local join="constel.join=$CLOUD_LB:30090" disk=constel.state-disk=/dev/vdb
+	case $1 in
+	openstack) # everything from the metadata service
+		CLOUD_CP_ARGS= CLOUD_WORKER_ARGS= ;;
+	azure) # IMDS: identity, role, UID, hash; the load balancer needs ARM (issue 27)
+		CLOUD_CP_ARGS=$disk CLOUD_WORKER_ARGS="$disk $join" ;;
+	gcp) # the metadata server: identity, hash; role (a label) and load balancer need Compute
+		CLOUD_CP_ARGS="$disk constel.role=control-plane"
+		CLOUD_WORKER_ARGS="$disk constel.role=worker $join" ;;
+	aws) # IMDSv2: identity; role, hash (tags) and load balancer need EC2 and ELBv2
+		CLOUD_CP_ARGS="$disk constel.role=control-plane constel.init-secret-hash=$(cat "$(cloud_hash_file)")"
+		CLOUD_WORKER_ARGS="$disk constel.role=worker constel.init-secret-hash=$(cat "$(cloud_hash_file)") $join" ;;
 	esac
 }
 
@@ -82,8 +103,9 @@ cloud_boot() {
 	local ns=$1 csp=$2 name=$3 boot=$4 secs=$5
 	shift 5
 	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
-	NODE_NETNS=$ns node_vm "$name" "$boot" "$secs" --initrd "$initrd" \
-		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=qemu-vtpm constel.reboot-delay=1 $*" &
+	# the kernel's command line (quiet: the kernel does not print it), for the record
+	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=qemu-vtpm constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
+	NODE_NETNS=$ns node_vm "$name" "$boot" "$secs" --initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
 	vm_pid=$!
 }
 

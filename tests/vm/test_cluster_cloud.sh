@@ -5,7 +5,8 @@
 # through the join service at the load balancer's address, then rebooted and rejoined. One
 # cluster per cloud, three boots each (CLUSTER_CSPS="openstack azure" runs only those).
 #
-# Each cloud is its own case with its own overrides: what the node-local endpoint does not
+# Each cloud is its own case with its own overrides (cloud_overrides in
+# qemu-tests/cloud-cluster.sh): what the node-local endpoint does not
 # serve and issue 27's control-plane API clients will (the load balancer on Azure, GCP and
 # AWS; the role on GCP and AWS; the init-secret hash on AWS). Drop a cloud's overrides when its
 # API client lands: its case must then pass with the endpoint the platform layer gives.
@@ -33,23 +34,6 @@ for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" 
 	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools initrd $BUILD/vm/standin)"; exit 0; }
 done
 
-# overrides CSP: sets CLOUD_CP_ARGS and CLOUD_WORKER_ARGS for that cloud's case.
-overrides() {
-	local join="constel.join=$CLOUD_LB:30090" disk=constel.state-disk=/dev/vdb
-	case $1 in
-	openstack) # everything from the metadata service
-		CLOUD_CP_ARGS= CLOUD_WORKER_ARGS= ;;
-	azure) # IMDS: identity, role, UID, hash; the load balancer needs ARM (issue 27)
-		CLOUD_CP_ARGS=$disk CLOUD_WORKER_ARGS="$disk $join" ;;
-	gcp) # the metadata server: identity, hash; role (a label) and load balancer need Compute
-		CLOUD_CP_ARGS="$disk constel.role=control-plane"
-		CLOUD_WORKER_ARGS="$disk constel.role=worker $join" ;;
-	aws) # IMDSv2: identity; role, hash (tags) and load balancer need EC2 and ELBv2
-		CLOUD_CP_ARGS="$disk constel.role=control-plane constel.init-secret-hash=$(cat "$(cloud_hash_file)")"
-		CLOUD_WORKER_ARGS="$disk constel.role=worker constel.init-secret-hash=$(cat "$(cloud_hash_file)") $join" ;;
-	esac
-}
-
 says() { grep -aq "$2" "$logs/$1.log" 2>/dev/null; }
 name_of() { if [ "$1" = aws ]; then cloud_aws_id "$2"; else echo "$2"; fi; }
 
@@ -68,7 +52,7 @@ one_cloud() {
 		fail "cluster_cloud_${csp}_netns" "$(tail -2 "$work/up.out")"
 		return
 	fi
-	overrides "$csp"
+	cloud_overrides "$csp"
 	cloud_cluster "$ns" "$csp" 2>"$work/cluster.err"
 	cp_ip=$(node_field control-plane-0 2) w_ip=$(node_field worker-0 2)
 	cpn=$(name_of "$csp" control-plane-0) wn=$(name_of "$csp" worker-0)
@@ -78,7 +62,7 @@ one_cloud() {
 	[ "$cp_rc" = 0 ] && [ "$cli_rc" = 0 ] && [ -n "$cid" ] && pass $t ||
 		fail $t "boot $cp_rc, constel-init $cli_rc: $(tail -1 "$logs/$csp-constel-init.out" 2>/dev/null) $(tail_log "$csp-cp") $(tail -1 "$work/cluster.err")"
 	t=cluster_cloud_${csp}_control_plane_identity_from_the_clouds_endpoint
-	says "$csp-cp" "node: $cpn, control plane, $cp_ip" && pass $t ||
+	says "$csp-cp" "starting as PID 1 (csp $csp," && says "$csp-cp" "node: $cpn, control plane, $cp_ip" && pass $t ||
 		fail $t "$(grep -a 'constel-agent: .*node: ' "$logs/$csp-cp.log" | tail -1 | cut -c1-160)"
 	# kubeadm's controlPlaneEndpoint: the load balancer where the platform layer gives it
 	# (OpenStack's user_data), else the node's own address
@@ -96,8 +80,9 @@ one_cloud() {
 		fail $t "boot $w_rc: $(tail_log "$csp-worker") $(tail -1 "$work/cluster.err")"
 	if [ "$csp" = openstack ]; then
 		t=cluster_cloud_${csp}_join_endpoint_from_the_platform_layer_not_the_command_line
-		! grep -aq 'constel\.join=' "$logs/$csp-worker.log" && says "$csp-worker" "IssueJoinTicket at $CLOUD_LB:30090" &&
-			pass $t || fail $t "constel.join= on the command line, or no join at $CLOUD_LB:30090"
+		grep -q 'constel\.csp=openstack' "$logs/$csp-worker.cmdline" && ! grep -q 'constel\.join=' "$logs/$csp-worker.cmdline" &&
+			says "$csp-worker" "IssueJoinTicket at $CLOUD_LB:30090" &&
+			pass $t || fail $t "constel.join= on the command line ($(cat "$logs/$csp-worker.cmdline" 2>/dev/null)), or no join at $CLOUD_LB:30090"
 	fi
 	t=cluster_cloud_${csp}_worker_rejoins_after_a_reboot_its_data_intact
 	[ "$wr_rc" = 0 ] && says "$csp-worker-reboot" "rejoin: IssueRejoinTicket at $CLOUD_LB:30090" &&
