@@ -34,11 +34,13 @@ CLOUD_CSPS="gcp azure aws openstack"
 cloud_hash_file() { echo "$work/ws/init-secret.bcrypt"; }
 
 # dnsmasq's options for the cloud's lease (clouds.md Part B §1): GCP a /32 whose router is
-# reached through option 121's on-link route, MTU 1460; the others a subnet lease naming the
-# router (AWS's MTU 9001 is not handed out here: the bridge's taps carry 1500).
+# reached through option 121's on-link route, MTU 1460; AWS a subnet lease with MTU 9001 (the
+# namespace's taps carry 1500: TCP's MSS keeps the segments within it); the others a subnet
+# lease naming the router.
 cloud_lease_opts() {
 	case $1 in
 	gcp) echo "--dhcp-option=1,255.255.255.255 --dhcp-option=121,$NETNS_HOST/32,0.0.0.0,0.0.0.0/0,$NETNS_HOST --dhcp-option=26,1460" ;;
+	aws) echo "--dhcp-option=26,9001" ;;
 	*) echo "" ;;
 	esac
 }

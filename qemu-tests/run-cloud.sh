@@ -43,7 +43,8 @@ cloud_up "$ns" "$csp" >"$work/up.out" 2>&1 || die "the namespace did not come up
 cloud_overrides "$csp"
 say "    initrd: $initrd, $(stat -c %s "$initrd") bytes; attestation qemu-vtpm, PCR 15 enforced"
 say "    the $csp fake: tests/cloud/fake_cloud.py at 169.254.169.254$([ "$csp" = azure ] && echo ' and 168.63.129.16')"
-say "    the lease: router $NETNS_HOST $(cloud_lease_opts "$csp" | grep -q 121 && echo '(a /32, option 121, MTU 1460)')"
+opts=$(cloud_lease_opts "$csp")
+say "    the lease: router $NETNS_HOST${opts:+; dnsmasq $opts}"
 say "    overrides of what only the cloud's API serves: control plane '${CLOUD_CP_ARGS:-none}'"
 say "                                                   worker        '${CLOUD_WORKER_ARGS:-none}'"
 

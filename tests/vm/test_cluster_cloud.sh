@@ -99,6 +99,11 @@ one_cloud() {
 		done
 		[ $reports = 3 ] && pass $t || fail $t "$reports of 3 boots reported Ready"
 		;;
+	aws)
+		t=cluster_cloud_aws_lease_mtu_9001
+		says aws-worker "net: eth0 $w_ip/16 router $NETNS_HOST mtu 9001 (DHCP" && pass $t ||
+			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/aws-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
+		;;
 	gcp)
 		t=cluster_cloud_gcp_lease_is_a_32_with_its_router_on_link_and_mtu_1460
 		says gcp-worker "net: eth0 $w_ip/32 router $NETNS_HOST mtu 1460 (DHCP" && pass $t ||
