@@ -55,12 +55,23 @@ cloud_overrides() {
 		CLOUD_CP_ARGS= CLOUD_WORKER_ARGS= ;;
 	azure) # IMDS: identity, role, UID, hash; the load balancer needs ARM (issue 27)
 		CLOUD_CP_ARGS=$disk CLOUD_WORKER_ARGS="$disk $join" ;;
-	gcp) # the metadata server: identity, hash; role (a label) and load balancer need Compute
-		CLOUD_CP_ARGS="$disk constel.role=control-plane"
-		CLOUD_WORKER_ARGS="$disk constel.role=worker $join" ;;
+	gcp) # the metadata server: identity, hash; role (a label) and load balancer need Compute;
+		# the state disk by GCP's naming (cloud_state_scsi)
+		CLOUD_CP_ARGS="constel.role=control-plane"
+		CLOUD_WORKER_ARGS="constel.role=worker $join" ;;
 	aws) # IMDSv2: identity; role, hash (tags) and load balancer need EC2 and ELBv2
 		CLOUD_CP_ARGS="$disk constel.role=control-plane constel.init-secret-hash=$(cat "$(cloud_hash_file)")"
 		CLOUD_WORKER_ARGS="$disk constel.role=worker constel.init-secret-hash=$(cat "$(cloud_hash_file)") $join" ;;
+	esac
+}
+
+# cloud_state_scsi CSP: the scsi-hd properties of the cloud's state disk where QEMU shapes it
+# as the cloud attaches it (GCP: a persistent disk with the device name state-disk, which
+# the kernel shows in VPD page 0x83); empty: a virtio disk.
+cloud_state_scsi() {
+	case $1 in
+	gcp) echo "vendor=Google,product=PersistentDisk,device_id=state-disk" ;;
+	*) echo "" ;;
 	esac
 }
 
@@ -107,7 +118,8 @@ cloud_boot() {
 	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
 	# the kernel's command line (quiet: the kernel does not print it), for the record
 	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=qemu-vtpm constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
-	NODE_NETNS=$ns node_vm "$name" "$boot" "$secs" --initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
+	NODE_NETNS=$ns NODE_STATE_SCSI=$(cloud_state_scsi "$csp") node_vm "$name" "$boot" "$secs" \
+		--initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
 	vm_pid=$!
 }
 

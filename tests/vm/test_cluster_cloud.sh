@@ -11,8 +11,9 @@
 # AWS; the role on GCP and AWS; the init-secret hash on AWS). Drop a cloud's overrides when its
 # API client lands: its case must then pass with the endpoint the platform layer gives.
 # On OpenStack nothing is overridden: the load balancer comes from user_data, the role, UID
-# and init-secret hash from meta_data.json. The state disk is QEMU's virtio /dev/vdb, named by
-# constel.state-disk= except on OpenStack (whose naming it is); attestation qemu-vtpm.
+# and init-secret hash from meta_data.json. The state disk: GCP's a virtio-scsi disk shaped as
+# GCE attaches it (found by its device name state-disk), OpenStack's the virtio /dev/vdb (its
+# naming), the others' /dev/vdb named by constel.state-disk=; attestation qemu-vtpm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -105,6 +106,10 @@ one_cloud() {
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/aws-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
 		;;
 	gcp)
+		t=cluster_cloud_gcp_state_disk_found_by_its_device_name_on_virtio_scsi
+		says gcp-cp 'disk: /dev/sd[a-z]* is the state disk' && says gcp-worker-reboot 'disk: /dev/sd[a-z]* is the state disk' &&
+			! grep -q 'constel.state-disk' "$logs/gcp-cp.cmdline" && pass $t ||
+			fail $t "$(grep -a 'constel-agent: .*disk: ' "$logs/gcp-cp.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
 		t=cluster_cloud_gcp_lease_is_a_32_with_its_router_on_link_and_mtu_1460
 		says gcp-worker "net: eth0 $w_ip/32 router $NETNS_HOST mtu 1460 (DHCP" && pass $t ||
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/gcp-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
