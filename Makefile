@@ -211,9 +211,11 @@ test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
 # agent as PID 1, each node a measured boot of the UKI with the measurements enforced
-# (qemu-tests/run-main.sh).
+# (qemu-tests/run-main.sh). RUN_CSP=gcp|azure|aws|openstack make run (as root: a network
+# namespace): the same cluster booted as that cloud, its DHCP lease and node-local endpoints
+# faked in the namespace (qemu-tests/run-cloud.sh, docs/cluster-clouds.md).
 run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img uki measurements
-	@BUILD=$(BUILD) qemu-tests/run-main.sh
+	@BUILD=$(BUILD) RUN_CSP=$(RUN_CSP) qemu-tests/run-main.sh
 
 # ---- the agent's initrd (initrd/build.sh): the stripped agent as /init, the static mke2fs,
 # the modules of initrd/modules.txt for the kernel the QEMU tests boot; gzip, reproducible.

@@ -90,7 +90,7 @@ int pid1_main(void)
 	/* the NIC's modules now; the others in the background, each waited for before the
 	 * phase that needs it (modules_wait in agent/flow/) */
 	timeline_mark("modules");
-	if ((r = modules_start("/etc/modules.list")) > 0)
+	if ((r = modules_start("/etc/modules.list", cfg.csp)) > 0)
 		log_warn("boot: %d kernel modules did not load", r);
 	timeline_mark("entropy");
 	if (boot_entropy_wait(60000) < 0)

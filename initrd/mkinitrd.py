@@ -137,40 +137,51 @@ def resolve_modules(names, kver, root):
     shared dependencies keep their first place. names: [(name, phase index)]. Returns
     ([(host path, path in the archive, set of indexes into the result this module must wait
     for)], [phase index of each]): a module's phase is the earliest of the names whose chain
-    holds it; a module waits for every
-    earlier-placed module before it in each chain modprobe printed with it, which covers its
-    modules.dep dependencies and the soft dependencies modprobe loads first (all of them are
-    in the chain where the module first appears, before it), so that a loader may load the
-    others in parallel."""
+    holds it; a module waits for what modprobe --show-depends prints for it (its modules.dep
+    dependencies and the soft dependencies modprobe loads first), so that a loader may load
+    the others in parallel and skip only what needs a module that found no hardware."""
     seen, order, phases = {}, [], []
     for name, phase in names:
-        where = ["-d", root] if root != "/" else []
-        r = subprocess.run(["modprobe"] + where + ["-S", kver, "--show-depends", name],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            why = (r.stderr.strip().splitlines() or ["modprobe failed"])[-1]
-            die("module %s (kernel %s): %s" % (name, kver, why.replace("modprobe: FATAL: ", "")))
-        chain = []
-        for line in r.stdout.splitlines():
-            words = line.split()
-            if len(words) < 2 or words[0] != "insmod":  # "builtin NAME": nothing to load
-                continue
-            host = words[1]
-            inside = "/" + host[len(root):].lstrip("/") if root != "/" else host
-            for suffix in KO_UNPACK:
-                if inside.endswith(suffix):
-                    inside = inside[:-len(suffix)] + ".ko"
-            if not inside.endswith(".ko"):
-                die("module %s: %s is not a .ko file" % (name, inside))
+        for host, inside in show_depends(name, kver, root):
             if inside not in seen:
                 seen[inside] = len(order)
                 order.append((host, inside, set()))
                 phases.append(phase)
             i = seen[inside]
-            order[i][2].update(j for j in chain if j < i)
             phases[i] = min(phases[i], phase)
-            chain.append(i)
+    # What each module waits for: its own chain (its dependencies and soft dependencies), not
+    # everything before it in the chain of the name it came with: scsi_common came after
+    # hv_vmbus in hv_storvsc's chain, and off Azure hv_vmbus's ENODEV would skip it and with it
+    # GCP's SCSI disks.
+    for i, (host, inside, waits) in enumerate(order):
+        mod = os.path.basename(inside)[:-len(".ko")]
+        waits.update(seen[d] for _, d in show_depends(mod, kver, root)
+                     if d != inside and seen.get(d, i) < i)
     return by_phase(order, phases)
+
+
+def show_depends(name, kver, root):
+    """modprobe --show-depends NAME: [(host path, path in the archive)], dependencies first."""
+    where = ["-d", root] if root != "/" else []
+    r = subprocess.run(["modprobe"] + where + ["-S", kver, "--show-depends", name],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        why = (r.stderr.strip().splitlines() or ["modprobe failed"])[-1]
+        die("module %s (kernel %s): %s" % (name, kver, why.replace("modprobe: FATAL: ", "")))
+    out = []
+    for line in r.stdout.splitlines():
+        words = line.split()
+        if len(words) < 2 or words[0] != "insmod":  # "builtin NAME": nothing to load
+            continue
+        host = words[1]
+        inside = "/" + host[len(root):].lstrip("/") if root != "/" else host
+        for suffix in KO_UNPACK:
+            if inside.endswith(suffix):
+                inside = inside[:-len(suffix)] + ".ko"
+        if not inside.endswith(".ko"):
+            die("module %s: %s is not a .ko file" % (name, inside))
+        out.append((host, inside))
+    return out
 
 
 def read_module(host):

@@ -24,6 +24,7 @@ def main():
     ap.add_argument("--key", required=True)
     ap.add_argument("--root", required=True, help="the folder served")
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--bind", default="127.0.0.1", help="the address (a network namespace's)")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
 
@@ -56,7 +57,7 @@ def main():
         sock.sni = name or "-"  # the SSLSocket of this connection
 
     ctx.sni_callback = on_sni
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    srv = http.server.ThreadingHTTPServer((a.bind, a.port), Handler)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print("port %d" % srv.server_address[1], flush=True)
     srv.serve_forever()

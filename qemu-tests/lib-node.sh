@@ -237,7 +237,8 @@ node_ports() {
 # on first use; swtpm state $work/tpm-NAME) with the serial log $logs/BOOT.log, the network
 # rules every node has (metadata, the components' servers, the join service; init_port and
 # recover_port forwarded, see node_ports; or, with NODE_NETNS set, the network of
-# qemu-tests/netns.sh in that namespace), at most SECONDS; the options say how it boots
+# qemu-tests/netns.sh in that namespace; NODE_STATE_SCSI=PROPS: the state disk on virtio-scsi
+# with those scsi-hd properties), at most SECONDS; the options say how it boots
 # (--initrd and --append, or --uefi). Returns vm.py's status (0: the kubelet stand-in ran and
 # the node shut down; 3: the --kill-on line came).
 node_vm() {
@@ -258,8 +259,11 @@ node_vm() {
 			--net-guestfwd "tcp:$NODE_LB:30090-cmd:$fwd:$js_port"
 			--hostfwd "tcp:127.0.0.1:$init_port-:9000" --hostfwd "tcp:127.0.0.1:$recover_port-:9999")
 	fi
+	# NODE_STATE_SCSI=PROPS: the state disk as a scsi-hd with those properties (a cloud's shape)
+	local state=(--disk "$work/$name.raw")
+	[ -n "${NODE_STATE_SCSI:-}" ] && state=(--scsi-disk "$work/$name.raw,$NODE_STATE_SCSI")
 	python3 qemu-tests/vm.py --log "$logs/$boot.log" \
-		--disk "$work/root-$name.raw" --disk "$work/$name.raw" --tpm-state "$work/tpm-$name" \
+		--disk "$work/root-$name.raw" "${state[@]}" --tpm-state "$work/tpm-$name" \
 		"${net[@]}" --start-on 'constel-agent starting as PID 1' --timeout "$secs" "$@" >"$logs/$boot.out" 2>&1
 }
 

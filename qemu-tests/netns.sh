@@ -8,7 +8,8 @@
 # Source after tests/lib.sh (and lib-node.sh for NODES); needs work (a scratch folder).
 #
 #   netns_up NS [ADDR...]    makes NS (bridge 10.42.0.1/16 + ADDR/16), starts dnsmasq
-#                            (NETNS_ROUTER=IP: the leases name IP as router, as a cloud's do)
+#                            (NETNS_ROUTER=IP: the leases name IP as router, as a cloud's do;
+#                            NETNS_DHCP_OPTS: more dnsmasq words, e.g. a cloud's lease options)
 #   netns_mac IP             the MAC whose lease is IP (52:54:00:2a:C:D for 10.42.C.D)
 #   netns_exec NS CMD...     CMD inside NS
 #   netns_down NS            stops what runs inside (by PID), deletes NS; idempotent
@@ -50,7 +51,7 @@ netns_up() {
 	netns_exec "$ns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
 		--port=0 --interface="$NETNS_BRIDGE" --bind-interfaces --user=root \
 		--dhcp-range=10.42.0.0,static,255.255.0.0,24h --dhcp-authoritative "${hosts[@]}" \
-		--dhcp-option=3${NETNS_ROUTER:+,$NETNS_ROUTER} --dhcp-option=6 \
+		--dhcp-option=3${NETNS_ROUTER:+,$NETNS_ROUTER} --dhcp-option=6 ${NETNS_DHCP_OPTS:-} \
 		--dhcp-leasefile="$d/leases" --pid-file="$d/dnsmasq.pid" \
 		--log-dhcp --log-facility="$d/dnsmasq.log" >"$d/dnsmasq.out" 2>&1 &
 	echo $! >"$d/dnsmasq.bgpid"

@@ -14,9 +14,12 @@
 # shows kubelet failing until kubeadm wrote its config, PID 1 restarting it, and the start that
 # runs with kubeadm's flags.
 # RUN_MEASUREMENTS=FILE enforces another measurements file (the tests' way to see a refusal).
+# RUN_CSP=gcp|azure|aws|openstack boots the same cluster as that cloud instead, as root
+# (qemu-tests/run-cloud.sh); without it nothing here changes.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+[ -n "${RUN_CSP:-}" ] && exec bash qemu-tests/run-cloud.sh "$RUN_CSP"
 . tests/lib.sh
 work=$(mktemp -d /tmp/constel-run-XXXXXX)
 NODE_LOGS=${NODE_LOGS:-$PWD/$BUILD/run-logs}

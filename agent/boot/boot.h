@@ -33,7 +33,11 @@ int modules_load_list(const char *list);
 struct modules_opts {
 	int jobs, deadline_ms;
 	int (*load)(const char *path);
+	const char *csp; /* constel.csp: other clouds' modules are not loaded; NULL: all are */
 };
+/* 1 when the module at path serves only other clouds' hardware than csp's (modules.c's
+ * table), else 0. */
+int modules_cloud_only(const char *path, const char *csp);
 int modules_load_with(const char *list, const char *dep, const struct modules_opts *o);
 int modules_finit(const char *path);
 
@@ -54,8 +58,9 @@ const char *modules_phase_name(enum modules_phase p);
  * process (list order, which puts the earlier phases first; in parallel as above), which
  * reports each module on a pipe. Without NAME.phase (or with one that does not match the list,
  * one line) all load now. Returns the number of failures of those loaded now, or -errno. The
- * child is not waited for here: the supervisor reaps it with the orphans. */
-int modules_start(const char *list);
+ * child is not waited for here: the supervisor reaps it with the orphans. csp: constel.csp,
+ * whose cloud's modules only are loaded of those modules_cloud_only knows (NULL: all). */
+int modules_start(const char *list, const char *csp);
 /* modules_start's engine, for the tests: phase NULL for none. */
 int modules_start_with(const char *list, const char *dep, const char *phase,
 		       const struct modules_opts *o);

@@ -10,6 +10,8 @@
  * one background child in list order (which mkinitrd.py sorted by phase), while the network,
  * DHCP and the peers are waited for, and the child reports each module on a pipe;
  * modules_wait(PHASE) waits, bounded, for every module of that phase and the ones before it.
+ * With constel.csp known (modules_opts.csp), the NIC and disk modules of the other clouds'
+ * hardware (cloud_only below: the one table of them) and what only they need are not loaded.
  * Plain .ko files only: Debian's 6.1 kernel has no in-kernel decompression
  * (docs/qemu.md §2), so initrd/mkinitrd.py unpacks compressed ones at build time. */
 #define _GNU_SOURCE
@@ -39,6 +41,7 @@ struct mod {
 	pid_t pid;
 	int pidfd, state; /* 0 waiting, 1 loading, 2 done, 3 not ours (another phase) */
 	int absent;	  /* ENODEV: its hardware is not here (or a dependency's is not) */
+	int other;	  /* another cloud's hardware (or only needed by such): not loaded */
 	int phase;	  /* enum modules_phase */
 	int64_t t0;
 };
@@ -57,12 +60,89 @@ static struct {
 	struct mod m[MODULES_MAX];
 	char *text;
 	int n, failed, reported[MODULES_MAX];
+	int others; /* of the list, another cloud's (not loaded) */
 	pid_t pid;
 	int64_t deadline;
 	char buf[64];
 	size_t len;
 } bg;		       /* zero: in .bss, no bytes of the file */
 static int bg_fd = -1; /* the pipe from the background child */
+
+/* The modules of one cloud's hardware (docs/cluster-clouds.md): each loads only when
+ * constel.csp names one of its clouds, and with it what only it needs (hv_vmbus, nvme-core,
+ * scsi_mod, mlx4_core...). Every other module of the list loads everywhere: virtio's serve
+ * QEMU, OpenStack, GCP's machines without gVNIC and the tests' cloud shapes, and cost only
+ * their load where no virtio device is. Names as in modules.list, '-' and '_' alike. */
+static const struct {
+	const char *name, *csps;
+} cloud_only[] = {
+    {"gve", "gcp"},	     /* GCP's gVNIC */
+    {"hv_netvsc", "azure"},  /* Azure's synthetic NIC */
+    {"ena", "aws"},	     /* AWS's Elastic Network Adapter */
+    {"nvme", "gcp aws"},     /* GCP's PDs on confidential VMs, AWS's EBS volumes */
+    {"virtio_scsi", "gcp"},  /* GCP's PDs on SCSI */
+    {"sd_mod", "gcp azure"}, /* the SCSI disks of GCP and Azure */
+    {"hv_storvsc", "azure"}, /* Azure's data disks */
+    {"pci_hyperv", "azure"}, /* accelerated networking: the VF's PCI bus */
+    {"mlx4_en", "azure"},    /* its ConnectX-3 VFs */
+    {"mlx5_core", "azure"},  /* its ConnectX-4 and later VFs */
+};
+
+/* path's module name ("/lib/.../nvme-core.ko" -> "nvme_core") into out. */
+static void mod_name(const char *path, char *out, size_t cap)
+{
+	const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t k = 0;
+
+	for (; *b && strcmp(b, ".ko") && k + 1 < cap; b++)
+		out[k++] = *b == '-' ? '_' : *b;
+	out[k] = 0;
+}
+
+/* 1 when csp's word list names csp. */
+static int csp_in(const char *list, const char *csp)
+{
+	size_t l = strlen(csp);
+
+	for (const char *p = list; *p; p += strcspn(p, " "), p += *p == ' ')
+		if (strcspn(p, " ") == l && !strncmp(p, csp, l))
+			return 1;
+	return 0;
+}
+
+int modules_cloud_only(const char *path, const char *csp)
+{
+	char name[64];
+
+	mod_name(path, name, sizeof name);
+	for (size_t i = 0; i < sizeof cloud_only / sizeof cloud_only[0]; i++)
+		if (!strcmp(name, cloud_only[i].name))
+			return csp_in(cloud_only[i].csps, csp) ? 0 : 1;
+	return 0;
+}
+
+/* Marks m[].other for csp: another cloud's module, and a dependency every module of which
+ * is (last to first: dependents come after what they wait for). Without dependencies known
+ * (have_deps 0) only the table's own. The count marked. */
+static int mark_other(struct mod *m, int n, const char *csp, int have_deps)
+{
+	int k = 0;
+
+	if (!csp)
+		return 0;
+	for (int i = n - 1; i >= 0; i--) {
+		int users = 0, others = 0;
+
+		for (int j = i + 1; have_deps && j < n; j++)
+			if (m[j].deps[i / 64] >> (i % 64) & 1) {
+				users++;
+				others += m[j].other;
+			}
+		m[i].other = modules_cloud_only(m[i].path, csp) || (users && users == others);
+		k += m[i].other;
+	}
+	return k;
+}
 
 static int64_t now_ms(void)
 {
@@ -227,7 +307,7 @@ static void start(struct mod *m, int i, const struct modules_opts *o, int report
 
 /* Reads list (and dep) into bg.m and bg.text: the count, or -errno (one line). jobs is set to
  * 1 when the dependencies are unknown (then each waits for the one before it). */
-static int read_list(const char *list, const char *dep, int *jobs)
+static int read_list(const char *list, const char *dep, const char *csp, int *jobs)
 {
 	char *deptext = NULL, *save = NULL, *line;
 	int n = 0, bad, r;
@@ -259,6 +339,7 @@ static int read_list(const char *list, const char *dep, int *jobs)
 	free(deptext);
 	if (r < 0)
 		*jobs = 1;
+	bg.others = mark_other(bg.m, n, csp, r == 0);
 	return n;
 }
 
@@ -271,8 +352,18 @@ static int load_set(int n, int jobs, const struct modules_opts *o, int report_fd
 	int failed = 0, done = 0, running = 0;
 	int64_t deadline = now_ms() + o->deadline_ms;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		if (m[i].state == 0 && m[i].other) { /* done, and not absent: its users skip it */
+			m[i].state = 2;
+			if (report_fd >= 0) {
+				char line[32];
+				int k = snprintf(line, sizeof line, "%d 0\n", i);
+
+				(void)!write(report_fd, line, (size_t)k);
+			}
+		}
 		done += m[i].state != 0;
+	}
 	if (jobs <= 1) {
 		for (int i = 0; i < n; i++)
 			if (m[i].state == 0) {
@@ -331,16 +422,29 @@ static int load_set(int n, int jobs, const struct modules_opts *o, int report_fd
 	return failed;
 }
 
+/* The log line's tail for the modules of other clouds not loaded. */
+static const char *others_note(const char *csp, int k)
+{
+	static char note[96];
+
+	if (!k)
+		return "";
+	snprintf(note, sizeof note, "; %d of other clouds' hardware not loaded (csp %.16s)", k,
+		 csp);
+	return note;
+}
+
 int modules_load_with(const char *list, const char *dep, const struct modules_opts *o)
 {
 	int jobs = o->jobs, n, failed;
 	int64_t t0 = now_ms();
 
-	if ((n = read_list(list, dep, &jobs)) < 0)
+	if ((n = read_list(list, dep, o->csp, &jobs)) < 0)
 		return n;
 	failed = load_set(n, jobs, o, -1);
-	log_info("modules: %d loaded, %d failed, in %lld ms (%d at a time)", n - failed, failed,
-		 (long long)(now_ms() - t0), jobs);
+	log_info("modules: %d loaded, %d failed, in %lld ms (%d at a time)%s",
+		 n - bg.others - failed, failed, (long long)(now_ms() - t0), jobs,
+		 others_note(o->csp, bg.others));
 	return failed;
 }
 
@@ -390,7 +494,7 @@ static __attribute__((noreturn)) void background(int n, int jobs, const struct m
 		log_debug("modules: no nice %d for the background loader", MODULES_NICE);
 	for (int i = 0; i < n; i++) {
 		bg.m[i].state = bg.m[i].phase == MODULES_NETWORK ? 2 : 0;
-		count += bg.m[i].state == 0;
+		count += bg.m[i].state == 0 && !bg.m[i].other;
 	}
 	failed = load_set(n, jobs, o, fd);
 	log_info("modules: %d more loaded in the background, %d failed, in %lld ms (%d at a "
@@ -403,14 +507,14 @@ int modules_start_with(const char *list, const char *dep, const char *phase,
 		       const struct modules_opts *o)
 {
 	char *text = NULL;
-	int jobs = o->jobs, n, failed, later = 0, bad, p[2], r;
+	int jobs = o->jobs, n, failed, later = 0, now_other = 0, bad, p[2], r;
 	int64_t t0 = now_ms();
 
 	if (bg_fd >= 0)
 		close(bg_fd);
 	bg_fd = -1;
 	bg.n = 0;
-	if ((n = read_list(list, dep, &jobs)) < 0)
+	if ((n = read_list(list, dep, o->csp, &jobs)) < 0)
 		return n;
 	r = phase ? slurp(phase, &text) : -ENOENT;
 	if (r == 0 && parse_phases(text, n, &bad) < 0) {
@@ -426,11 +530,12 @@ int modules_start_with(const char *list, const char *dep, const char *phase,
 			bg.m[i].phase = MODULES_NETWORK;
 		bg.m[i].state = bg.m[i].phase == MODULES_NETWORK ? 0 : 3;
 		later += bg.m[i].state == 3;
+		now_other += bg.m[i].state == 0 && bg.m[i].other;
 	}
 	failed = load_set(n, jobs, o, -1);
-	log_info("modules: %d loaded, %d failed, in %lld ms (%d at a time)%s", n - later - failed,
-		 failed, (long long)(now_ms() - t0), jobs,
-		 later ? "; the others in the background" : "");
+	log_info("modules: %d loaded, %d failed, in %lld ms (%d at a time)%s%s",
+		 n - later - now_other - failed, failed, (long long)(now_ms() - t0), jobs,
+		 later ? "; the others in the background" : "", others_note(o->csp, bg.others));
 	if (!later)
 		return failed;
 	memset(bg.reported, 0, sizeof bg.reported);
@@ -560,10 +665,10 @@ static int jobs_from_cmdline(void)
 	return (int)n;
 }
 
-static int load_list(const char *list, int background)
+static int load_list(const char *list, int background, const char *csp)
 {
 	struct modules_opts o = {
-	    .jobs = 1, .deadline_ms = MODULES_DEADLINE_MS, .load = modules_finit};
+	    .jobs = 1, .deadline_ms = MODULES_DEADLINE_MS, .load = modules_finit, .csp = csp};
 	char dep[256], phase[256];
 	size_t len = strlen(list);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -591,10 +696,10 @@ static int load_list(const char *list, int background)
 
 int modules_load_list(const char *list)
 {
-	return load_list(list, 0);
+	return load_list(list, 0, NULL);
 }
 
-int modules_start(const char *list)
+int modules_start(const char *list, const char *csp)
 {
-	return load_list(list, 1);
+	return load_list(list, 1, csp);
 }

@@ -107,6 +107,12 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 	GET("constel.node-name", c->name);
 	GET("constel.role", c->role);
 	GET("constel.node-ip", c->ip);
+	/* stands in for what only a cloud's API serves (AWS: a tag; issue 27) */
+	GET("constel.init-secret-hash", c->init_secret_hash);
+	if (c->init_secret_hash &&
+	    (strlen(c->init_secret_hash) != 60 || strncmp(c->init_secret_hash, "$2", 2)))
+		return errbuf_set(err, errlen,
+				  "command line: constel.init-secret-hash= is not a bcrypt hash");
 	GET("ip", c->ip_param);
 	GET("root", c->real_root);
 	GET("rootfstype", c->root_fstype);

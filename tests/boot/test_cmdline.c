@@ -1,5 +1,6 @@
 /* Kernel command-line lookup: the kernel's splitting and quoting rules. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "boot/boot.h"
@@ -76,4 +77,21 @@ TEST(node_config_takes_constel_disk_wipe_full_or_sync_and_refuses_other_words)
 	CHECK(node_config_cmdline(&c, "constel.disk-wipe=none", arena, sizeof arena, err,
 				  sizeof err) < 0 &&
 	      strstr(err, "constel.disk-wipe=none"));
+}
+
+TEST(node_config_takes_constel_init_secret_hash_only_as_a_bcrypt_hash)
+{
+	const char *h = "$2a$10$0123456789012345678901uMvcQ9mDmbXJMMvl8Lw3CHSWsWrANMO";
+	struct node_config c;
+	char arena[1024], line[256], err[256];
+
+	node_config_defaults(&c);
+	CHECK(c.init_secret_hash == NULL);
+	snprintf(line, sizeof line, "constel.csp=aws constel.init-secret-hash=%s", h);
+	CHECK(node_config_cmdline(&c, line, arena, sizeof arena, err, sizeof err) == 0 &&
+	      c.init_secret_hash && !strcmp(c.init_secret_hash, h));
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, "constel.init-secret-hash=0123", arena, sizeof arena, err,
+				  sizeof err) < 0 &&
+	      strstr(err, "not a bcrypt hash"));
 }

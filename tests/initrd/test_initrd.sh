@@ -114,7 +114,8 @@ done
 t=initrd_modules_dep_leaves_independent_modules_free
 bad=
 for pair in virtio_blk:virtio_pci virtio_net:virtio_blk ext4:virtio_pci dm-crypt:virtio_blk overlay:ext4 \
-	af_alg:dm-crypt aesni-intel:dm-crypt; do
+	af_alg:dm-crypt aesni-intel:dm-crypt scsi_common:hv_vmbus sd_mod:hv_vmbus virtio_scsi:hv_vmbus \
+	async_tx:dm-mod; do
 	waits "${pair%%:*}" "${pair#*:}" && bad="$bad $pair"
 done
 ov=$(grep -n "/overlay.ko$" <<<"$list" | cut -d: -f1)

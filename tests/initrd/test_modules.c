@@ -356,3 +356,102 @@ TEST(modules_without_a_matching_phase_file_all_load_before_the_network)
 		harness_rmtree(dir);
 	}
 }
+
+/* ---- constel.csp: only its cloud's NIC and disk modules (modules_opts.csp) ---- */
+
+/* The modules of list (names) loaded for csp, as "a b c" in list order (each once). */
+static void loaded_for(const char *names, const char *dep, const char *csp, char *out, size_t cap)
+{
+	struct modules_opts o = {.jobs = 2, .deadline_ms = 10000, .load = fake_load, .csp = csp};
+	char dir[64], list[256], depf[256];
+	struct ev ev[64];
+	int n;
+
+	fixture(dir, names, dep);
+	snprintf(list, sizeof list, "%s", harness_path(dir, "modules.list"));
+	snprintf(depf, sizeof depf, "%s", harness_path(dir, "modules.dep"));
+	out[0] = 0;
+	if (modules_load_with(list, depf, &o) == 0) {
+		n = read_log(ev, 64);
+		for (int i = 0; i < n; i++)
+			if (ev[i].what == 'E')
+				snprintf(out + strlen(out), cap - strlen(out), "%s%.*s",
+					 out[0] ? " " : "", (int)(strlen(ev[i].name) - 3),
+					 ev[i].name);
+	}
+	harness_rmtree(dir);
+}
+
+static int has_exactly(const char *got, const char *want)
+{
+	char a[512], b[512];
+	int na = 0, nb = 0;
+
+	/* same words, any order (the loads run side by side) */
+	snprintf(a, sizeof a, " %s ", got);
+	for (const char *p = want; *p;) {
+		size_t k = strcspn(p, " ");
+		snprintf(b, sizeof b, " %.*s ", (int)k, p);
+		if (!strstr(a, b))
+			return 0;
+		nb++;
+		p += k + (p[k] == ' ');
+	}
+	for (const char *p = got; *p; p += strcspn(p, " "), p += *p == ' ')
+		na++;
+	return na == nb;
+}
+
+TEST(modules_of_other_clouds_and_what_only_they_need_are_not_loaded)
+{
+	/* the initrd's shape: virtio, the clouds' NICs, the SCSI and NVMe stacks */
+	const char *names = "virtio virtio_net gve hv_vmbus hv_netvsc ena scsi_common scsi_mod "
+			    "virtio_scsi sd_mod hv_storvsc nvme-core nvme dm-mod pci-hyperv-intf "
+			    "pci-hyperv mlx5_core overlay";
+	const char *dep = "1:\n2: 1\n3:\n4:\n5: 4\n6:\n7:\n8: 7\n9: 1 7 8\n10: 7 8\n"
+			  "11: 4 7 8\n12:\n13: 12\n14:\n15:\n16: 4 15\n17: 15\n18:\n";
+	char got[512];
+
+	loaded_for(names, dep, "qemu", got, sizeof got);
+	CHECK(has_exactly(got, "virtio virtio_net dm-mod overlay"));
+	loaded_for(names, dep, "openstack", got, sizeof got);
+	CHECK(has_exactly(got, "virtio virtio_net dm-mod overlay"));
+	loaded_for(names, dep, "gcp", got, sizeof got);
+	CHECK(has_exactly(got, "virtio virtio_net gve scsi_common scsi_mod virtio_scsi sd_mod "
+			       "nvme-core nvme dm-mod overlay"));
+	loaded_for(names, dep, "aws", got, sizeof got);
+	CHECK(has_exactly(got, "virtio virtio_net ena nvme-core nvme dm-mod overlay"));
+	loaded_for(names, dep, "azure", got, sizeof got);
+	CHECK(has_exactly(got, "virtio virtio_net hv_vmbus hv_netvsc scsi_common scsi_mod sd_mod "
+			       "hv_storvsc dm-mod pci-hyperv-intf pci-hyperv mlx5_core overlay"));
+	/* no csp (the host's tools): every module */
+	loaded_for(names, dep, NULL, got, sizeof got);
+	CHECK(has_exactly(got, names));
+	CHECK(modules_cloud_only("/lib/modules/6.1/kernel/drivers/nvme/host/nvme.ko", "qemu") == 1);
+	CHECK(modules_cloud_only("/lib/modules/6.1/kernel/drivers/nvme/host/nvme.ko", "aws") == 0);
+	CHECK(modules_cloud_only("/m/virtio_net.ko", "azure") == 0);
+}
+
+TEST(modules_of_other_clouds_are_not_waited_for_in_their_phase)
+{
+	struct modules_opts o = {.jobs = 1, .deadline_ms = 10000, .load = fake_load, .csp = "qemu"};
+	char dir[64], list[256], dep[256], phase[256];
+	struct ev ev[64];
+	long long t0;
+	int n;
+
+	/* gve before the network, mlx5_core at the handover: neither on QEMU */
+	phased(dir, "n gve r mlx5_core h", "1:\n2:\n3:\n4:\n5:\n", "nnrhh");
+	snprintf(list, sizeof list, "%s", harness_path(dir, "modules.list"));
+	snprintf(dep, sizeof dep, "%s", harness_path(dir, "modules.dep"));
+	snprintf(phase, sizeof phase, "%s", harness_path(dir, "modules.phase"));
+	CHECK(modules_start_with(list, dep, phase, &o) == 0);
+	t0 = now_us();
+	CHECK(modules_wait(MODULES_HANDOVER, 5000) == 0);
+	CHECK(now_us() - t0 < 2000000);
+	n = read_log(ev, 64);
+	CHECK(when(ev, n, 'E', "n.ko") > 0 && when(ev, n, 'E', "r.ko") > 0 &&
+	      when(ev, n, 'E', "h.ko") > 0);
+	CHECK(when(ev, n, 'S', "gve.ko") < 0 && when(ev, n, 'S', "mlx5_core.ko") < 0);
+	harness_rmtree(dir);
+}

@@ -1,0 +1,180 @@
+# A whole cluster booted as a cloud (constel.csp=gcp|azure|aws|openstack) under QEMU, in the
+# network namespace of qemu-tests/netns.sh: dnsmasq hands out the leases as the cloud's DHCP
+# does (a router; GCP's /32 with option 121 and MTU 1460), tests/cloud/fake_cloud.py answers
+# as the cloud's node-local endpoints at 169.254.169.254 (and Azure's wireserver at
+# 168.63.129.16), the components servers listen at 10.42.0.1:443 and :8443 and the join service
+# at the load balancer's address CLOUD_LB:30090, all of them addresses of the namespace only.
+# The nodes boot one after the other: control-plane-0 (its first boot, initialised by
+# constel-init, which runs inside the namespace and reaches the node's init server at
+# 10.42.1.100:9000 through the namespace's bridge), then worker-0 joins through the endpoint
+# the platform layer gives, then worker-0 reboots and rejoins with its state disk.
+#
+# What the node-local endpoints do not serve (the role on GCP and AWS, the load balancer on
+# GCP, Azure and AWS, the init-secret hash on AWS: issue 27's control-plane APIs) the caller
+# gives as command-line overrides in CLOUD_CP_ARGS and CLOUD_WORKER_ARGS; with none, the
+# platform layer's answer is used.
+# Source after tests/lib.sh, qemu-tests/lib-node.sh and qemu-tests/netns.sh; needs work, and
+# cluster_setup done. Root only (network namespaces).
+#
+#   cloud_overrides CSP        the command-line overrides of each cloud (below)
+#   cloud_up NS CSP            the namespace, the cloud's lease, its addresses, the servers
+#   cloud_fake NS CSP NAME BOOT   the cloud's fake for node NAME (one per boot), fake_pid
+#   cloud_boot NS CSP NAME BOOT SECONDS [words]   node_vm in NS with constel.csp=CSP, in the
+#                              background (vm_pid), the fake started first; the command
+#                              line in $logs/BOOT.cmdline
+#   cloud_boot_end             waits for the boot (its status), stops its fake
+#   cloud_init NS OUT          constel-init apply against control-plane-0's init server
+#   cloud_cluster NS CSP       the three boots; statuses in cp_rc, cli_rc, w_rc, wr_rc
+#   cloud_kill_jobs            stops the boots under way (vm.py first: it stops QEMU, swtpm)
+
+# The load balancer: an address of its own, as a cloud's, where the join service answers.
+CLOUD_LB=10.42.0.100
+NODE_LB=$CLOUD_LB # lib-node.sh's js_args and netns_joinservice use it
+CLOUD_CSPS="gcp azure aws openstack"
+cloud_hash_file() { echo "$work/ws/init-secret.bcrypt"; }
+
+# dnsmasq's options for the cloud's lease (clouds.md Part B §1): GCP a /32 whose router is
+# reached through option 121's on-link route, MTU 1460; AWS a subnet lease with MTU 9001 (the
+# namespace's taps carry 1500: TCP's MSS keeps the segments within it); the others a subnet
+# lease naming the router.
+cloud_lease_opts() {
+	case $1 in
+	gcp) echo "--dhcp-option=1,255.255.255.255 --dhcp-option=121,$NETNS_HOST/32,0.0.0.0,0.0.0.0/0,$NETNS_HOST --dhcp-option=26,1460" ;;
+	aws) echo "--dhcp-option=26,9001" ;;
+	*) echo "" ;;
+	esac
+}
+
+# cloud_overrides CSP: CLOUD_CP_ARGS and CLOUD_WORKER_ARGS for that cloud: what its node-local
+# endpoint does not serve and issue 27's control-plane API clients will (drop a cloud's line
+# when its client lands), and the state disk where QEMU does not shape the cloud's naming.
+cloud_overrides() {
+	local join="constel.join=$CLOUD_LB:30090" disk=constel.state-disk=/dev/vdb
+	case $1 in
+	openstack) # everything from the metadata service
+		CLOUD_CP_ARGS= CLOUD_WORKER_ARGS= ;;
+	azure) # IMDS: identity, role, UID, hash; the load balancer needs ARM (issue 27)
+		CLOUD_CP_ARGS=$disk CLOUD_WORKER_ARGS="$disk $join" ;;
+	gcp) # the metadata server: identity, hash; role (a label) and load balancer need Compute;
+		# the state disk by GCP's naming (cloud_state_scsi)
+		CLOUD_CP_ARGS="constel.role=control-plane"
+		CLOUD_WORKER_ARGS="constel.role=worker $join" ;;
+	aws) # IMDSv2: identity; role, hash (tags) and load balancer need EC2 and ELBv2
+		CLOUD_CP_ARGS="$disk constel.role=control-plane constel.init-secret-hash=$(cat "$(cloud_hash_file)")"
+		CLOUD_WORKER_ARGS="$disk constel.role=worker constel.init-secret-hash=$(cat "$(cloud_hash_file)") $join" ;;
+	esac
+}
+
+# cloud_state_scsi CSP: the scsi-hd properties of the cloud's state disk where QEMU shapes it
+# as the cloud attaches it (GCP: a persistent disk with the device name state-disk, which
+# the kernel shows in VPD page 0x83); empty: a virtio disk.
+cloud_state_scsi() {
+	case $1 in
+	gcp) echo "vendor=Google,product=PersistentDisk,device_id=state-disk" ;;
+	*) echo "" ;;
+	esac
+}
+
+cloud_up() {
+	local ns=$1 csp=$2 d
+	d=$work/https
+	NETNS_ROUTER=$NETNS_HOST NETNS_DHCP_OPTS=$(cloud_lease_opts "$csp") netns_up "$ns" "$CLOUD_LB" || return 1
+	ip -n "$ns" addr add 169.254.169.254/32 dev lo || return 1
+	[ "$csp" = azure ] && { ip -n "$ns" addr add 168.63.129.16/32 dev lo || return 1; }
+	# the components servers where the test root's /etc/hosts puts them
+	netns_exec "$ns" python3 qemu-tests/https-server.py --bind "$NETNS_HOST" --port 443 \
+		--cert "$d/server.crt" --key "$d/server.key" --root "$work/www" >/dev/null 2>>"$logs/components-$ns.log" &
+	netns_exec "$ns" python3 qemu-tests/https-server.py --bind "$NETNS_HOST" --port 8443 \
+		--cert "$d/foreign.crt" --key "$d/foreign.key" --root "$work/www" >/dev/null 2>>"$logs/components-foreign-$ns.log" &
+	netns_listening "$ns" "$NETNS_HOST:443" && netns_listening "$ns" "$NETNS_HOST:8443" ||
+		{ echo "the components servers did not start in $ns: $(tail -2 "$logs/components-$ns.log")" >&2; return 1; }
+}
+
+# The fake's instance for node NAME: its name and address, and what the cloud's endpoint says
+# of its role, the cluster's UID, the init-secret hash and the load balancer.
+cloud_fake() {
+	local ns=$1 csp=$2 name=$3 boot=$4 role ip
+	ip=$(node_field "$name" 2)
+	role=$(node_field "$name" 1)
+	set -- --set name="$name" --set ip="$ip" --set role="$role" --set uid=c0ffee42 \
+		--set init_secret_hash="$(cat "$(cloud_hash_file)")" --set lb="$CLOUD_LB" --set incarnation=21
+	# AWS names a node by its instance ID
+	[ "$csp" = aws ] && set -- "$@" --set instance_id="$(cloud_aws_id "$name")"
+	rm -f "$work/$boot.ready"
+	ip netns exec "$ns" python3 tests/cloud/fake_cloud.py --csp "$csp" --log "$logs/$boot.fake" "$@" \
+		>"$work/$boot.ready" 2>"$logs/$boot.fake.err" &
+	fake_pid=$!
+	for _ in $(seq 100); do [ -s "$work/$boot.ready" ] && return 0; sleep 0.1; done
+	echo "the $csp fake did not start: $(tail -1 "$logs/$boot.fake.err")" >&2
+	return 1
+}
+
+# The AWS instance ID cloud_fake gives node NAME.
+cloud_aws_id() { echo "i-0$(printf '%s' "$1" | sha256sum | cut -c1-16)"; }
+
+cloud_boot() {
+	local ns=$1 csp=$2 name=$3 boot=$4 secs=$5
+	shift 5
+	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
+	# the kernel's command line (quiet: the kernel does not print it), for the record
+	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=qemu-vtpm constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
+	NODE_NETNS=$ns NODE_STATE_SCSI=$(cloud_state_scsi "$csp") node_vm "$name" "$boot" "$secs" \
+		--initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
+	vm_pid=$!
+}
+
+cloud_boot_end() {
+	local rc
+	wait "$vm_pid"
+	rc=$?
+	kill "$fake_pid" 2>/dev/null
+	wait "$fake_pid" 2>/dev/null
+	return $rc
+}
+
+cloud_init() {
+	netns_exec "$1" "$tools/constel-init" --workspace "$work/ws" apply \
+		--endpoint "$(node_field control-plane-0 2):9000" --measurements "$work/m.json" \
+		--components "$work/components.json" --timeout 300 >"$2" 2>&1
+}
+
+cloud_kill_jobs() {
+	local j
+	for j in $(jobs -p); do pkill -P "$j"; done 2>/dev/null
+	kill $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+}
+
+# cloud_cluster NS CSP: the three boots (each at most CLOUD_BOOT_S seconds, 600 by default);
+# BOOT names: CSP-cp, CSP-worker, CSP-worker-reboot. cp_rc, cli_rc, w_rc, wr_rc: the statuses
+# (124: not reached). CLOUD_SAY (a function) is told each step.
+cloud_cluster() {
+	local ns=$1 csp=$2 s=${CLOUD_BOOT_S:-600}
+	local say=${CLOUD_SAY:-:}
+	cp_rc=124 cli_rc=124 w_rc=124 wr_rc=124
+	$say "== control-plane-0 ($csp): first boot; constel-init initialises it through the namespace"
+	cloud_boot "$ns" "$csp" control-plane-0 "$csp-cp" "$s" ${CLOUD_CP_ARGS:-} || return 1
+	if node_wait "$csp-cp" 'init server listening' "$s" "$vm_pid"; then
+		cloud_init "$ns" "$logs/$csp-constel-init.out"
+		cli_rc=$?
+		[ $cli_rc = 0 ] || pkill -P "$vm_pid"
+	fi
+	cloud_boot_end
+	cp_rc=$?
+	[ $cp_rc = 0 ] && [ $cli_rc = 0 ] || return 1
+	$say "== worker-0 ($csp): first boot; joins through the join service at the load balancer $CLOUD_LB:30090"
+	js_args "$work/m.json"
+	netns_exec "$ns" "$tools/constel-joinservice" --listen "$CLOUD_LB:30090" "${JS_ARGS[@]}" \
+		>>"$logs/joinservice.log" 2>&1 &
+	netns_listening "$ns" "$CLOUD_LB:30090" ||
+		{ echo "join service did not start in $ns: $(tail -2 "$logs/joinservice.log")" >&2; return 1; }
+	cloud_boot "$ns" "$csp" worker-0 "$csp-worker" "$s" ${CLOUD_WORKER_ARGS:-} || return 1
+	cloud_boot_end
+	w_rc=$?
+	[ $w_rc = 0 ] || return 1
+	$say "== worker-0 ($csp): reboot; rejoins with its state disk"
+	cloud_boot "$ns" "$csp" worker-0 "$csp-worker-reboot" "$s" ${CLOUD_WORKER_ARGS:-} || return 1
+	cloud_boot_end
+	wr_rc=$?
+	[ $wr_rc = 0 ]
+}
