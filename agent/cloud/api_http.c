@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "cloud/api_http.h"
+#include "cloud/cloud.h"
 #include "net/net.h"
 
 static int wait_fd(int fd, short ev, uint64_t deadline)
@@ -45,15 +46,16 @@ static int plain_write(int fd, const uint8_t *p, size_t n, uint64_t deadline, ch
 	return 0;
 }
 
-int api_http(const char *method, const char *url, const struct secret *headers, const void *body,
-	     size_t body_len, size_t max, const struct ca_bundle *ca, int timeout_ms,
-	     struct http_response *resp, char *err, size_t errlen)
+/* The one exchange behind both entry points: hdrs (hl bytes, the token's) as given; with own
+ * the Host and Accept lines are ours (AWS signs its own Host line, so it brings it). */
+static int exchange(const char *method, const char *url, const uint8_t *hdrs, size_t hl, int own,
+		    const void *body, size_t body_len, size_t max, const struct ca_bundle *ca,
+		    int timeout_ms, struct http_response *resp, char *err, size_t errlen)
 {
 	uint64_t deadline = monotonic_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	int tls = !strncmp(url, "https://", 8);
 	const char *h = url + (tls ? 8 : 7);
 	size_t n = strcspn(h, "/?"), len = 0, limit = max + 16384;
-	size_t hl = headers ? strnlen((const char *)headers->bytes, headers->len) : 0;
 	char host[256], hostport[300], port[8];
 	struct tls_client *tc = NULL;
 	struct secret *req = NULL;
@@ -74,21 +76,25 @@ int api_http(const char *method, const char *url, const struct secret *headers, 
 	req = secret_new(strlen(url) + hl + body_len + 512);
 	if (!req)
 		return -ENOMEM;
-	w = snprintf((char *)req->bytes, req->len, "%s %s%s HTTP/1.1\r\nHost: %.*s\r\n",
-		     method ? method : "GET", h[n] == '/' ? "" : "/", h + n, (int)n, h);
+	if (own)
+		w = snprintf((char *)req->bytes, req->len, "%s %s%s HTTP/1.1\r\nHost: %.*s\r\n",
+			     method ? method : "GET", h[n] == '/' ? "" : "/", h + n, (int)n, h);
+	else
+		w = snprintf((char *)req->bytes, req->len, "%s %s%s HTTP/1.1\r\n",
+			     method ? method : "GET", h[n] == '/' ? "" : "/", h + n);
 	if (w < 0 || (size_t)w + hl >= req->len) {
 		r = errbuf_set(err, errlen, "request too long");
 		goto out;
 	}
 	if (hl)
-		memcpy(req->bytes + w, headers->bytes, hl);
+		memcpy(req->bytes + w, hdrs, hl);
 	w += (int)hl;
 	if (body || (method && strcmp(method, "GET")))
 		w += snprintf((char *)req->bytes + w, req->len - (size_t)w,
 			      "Content-Length: %zu\r\n", body_len);
 	w += snprintf((char *)req->bytes + w, req->len - (size_t)w,
-		      "User-Agent: constel-agent\r\nAccept: application/json\r\n"
-		      "Connection: close\r\n\r\n");
+		      "User-Agent: constel-agent\r\n%sConnection: close\r\n\r\n",
+		      own ? "Accept: application/json\r\n" : "");
 	if ((size_t)w + body_len > req->len) {
 		r = errbuf_set(err, errlen, "request too long");
 		goto out;
@@ -166,6 +172,24 @@ out:
 		close(fd);
 	secret_free(req);
 	return r;
+}
+
+int api_http(const char *method, const char *url, const struct secret *headers, const void *body,
+	     size_t body_len, size_t max, const struct ca_bundle *ca, int timeout_ms,
+	     struct http_response *resp, char *err, size_t errlen)
+{
+	size_t hl = headers ? strnlen((const char *)headers->bytes, headers->len) : 0;
+
+	return exchange(method, url, headers ? headers->bytes : NULL, hl, 1, body, body_len, max,
+			ca, timeout_ms, resp, err, errlen);
+}
+
+int cloud_api_request(const char *method, const struct ca_bundle *ca, const char *url,
+		      const char *headers, const void *body, size_t body_len, size_t max,
+		      int timeout_ms, struct http_response *resp, char *err, size_t errlen)
+{
+	return exchange(method, url, (const uint8_t *)headers, strlen(headers), 0, body, body_len,
+			max, ca, timeout_ms, resp, err, errlen);
 }
 
 const struct ca_bundle *api_ca_bundle(const char *path)
