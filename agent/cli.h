@@ -42,7 +42,7 @@ struct opt {
 int cli_opts_parse(int argc, char **argv, struct opt *opts, char *err, size_t errlen);
 
 struct atls_issuer;
-/* The issuer of an attestation variant ("qemu-vtpm" quoting the TPM tpm, or the test-only
+/* The issuer of an attestation variant (a vTPM variant quoting the TPM tpm, or the test-only
  * "dummy", with a warning); *marked is the TPM the node lock marks (NULL for dummy).
  * -EINVAL with one line in err for another variant. */
 int cli_issuer(const char *variant, const struct tcti_spec *tpm, const struct atls_issuer **issuer,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attest/attest.h"
+#include "attest/vtpm.h"
 #include "boot/boot.h"
 #include "base/base.h"
 #include "cli.h"
@@ -54,26 +55,28 @@ static int parse_seconds(const char *s, const char *name, int *ret_ms, char *err
 	return parse_ms(s, name, 86400, ret_ms, err, errlen);
 }
 
-static struct qemu_vtpm qemu_cfg;
-static struct atls_issuer qemu_issuer;
+static struct vtpm_env vtpm_env;
+static struct atls_issuer vtpm_issuer_;
 static const struct tcti_spec *tcti;
 
 static int pick_issuer(const char *variant, const struct atls_issuer **ret, char *err,
 		       size_t errlen)
 {
+	const struct vtpm_variant *v = vtpm_variant_find(variant);
+
 	if (!strcmp(variant, "dummy")) {
 		*ret = &attest_dummy_issuer;
 		return 0;
 	}
-	if (!strcmp(variant, "qemu-vtpm")) {
-		qemu_cfg.tcti = *tcti;
-		qemu_cfg.event_log = QEMU_VTPM_EVENT_LOG;
-		qemu_vtpm_issuer(&qemu_issuer, &qemu_cfg);
-		*ret = &qemu_issuer;
+	if (v) {
+		vtpm_env_default(&vtpm_env, v);
+		vtpm_env.tcti = *tcti;
+		vtpm_issuer(&vtpm_issuer_, &vtpm_env);
+		*ret = &vtpm_issuer_;
 		return 0;
 	}
-	return errbuf_set(err, errlen, "unknown attestation variant '%.32s' (qemu-vtpm, dummy)",
-			  variant);
+	return errbuf_set(err, errlen, "unknown attestation variant '%.32s' (%s, dummy)", variant,
+			  vtpm_variant_names());
 }
 
 /* The JoinService's node-name rule (spec §13.11): after lowercasing and '_' -> '-' only
@@ -104,7 +107,7 @@ int cli_issuer(const char *variant, const struct tcti_spec *tpm, const struct at
 	if (pick_issuer(variant, issuer, err, errlen) < 0)
 		return -EINVAL;
 	warn_variant(*issuer);
-	*marked = *issuer == &qemu_issuer ? tpm : NULL;
+	*marked = *issuer == &vtpm_issuer_ ? tpm : NULL;
 	return 0;
 }
 
@@ -165,7 +168,7 @@ int cmd_join(const struct cli *c)
 				   "option --name: the JoinService takes only lowercase letters, "
 				   "digits, '-' and '_' (at most 63)");
 	warn_variant(p.issuer);
-	p.tpm = p.issuer == &qemu_issuer ? &c->tpm : NULL;
+	p.tpm = p.issuer == &vtpm_issuer_ ? &c->tpm : NULL;
 	if (p.tpm && lock_check_unmarked(p.tpm, err, sizeof err) < 0) {
 		log_error("%s", err);
 		return EXIT_FAILURE_RUN;
@@ -206,7 +209,7 @@ int cmd_serve(const struct cli *c)
 		      &p.kubeadm_timeout_ms, &variant, &p.issuer, err, sizeof err) < 0)
 		return usage_error(cmd, err);
 	warn_variant(p.issuer);
-	p.tpm = p.issuer == &qemu_issuer ? &c->tpm : NULL;
+	p.tpm = p.issuer == &vtpm_issuer_ ? &c->tpm : NULL;
 	if (p.tpm && lock_check_unmarked(p.tpm, err, sizeof err) < 0) {
 		log_error("%s", err);
 		return EXIT_FAILURE_RUN;
@@ -222,18 +225,18 @@ int cmd_serve(const struct cli *c)
 
 int cmd_attest(const struct cli *c)
 {
-	const char *nonce_hex = NULL, *ud_hex = NULL, *ev = QEMU_VTPM_EVENT_LOG;
+	const char *nonce_hex = NULL, *ud_hex = NULL, *ev = QEMU_VTPM_EVENT_LOG,
+		   *variant = "qemu-vtpm", *imds = NULL;
 	struct opt opts[] = {
-	    {"nonce", &nonce_hex, 1},
-	    {"user-data", &ud_hex, 1},
-	    {"event-log", &ev, 0},
-	    {NULL, NULL, 0},
+	    {"nonce", &nonce_hex, 1},	  {"user-data", &ud_hex, 1}, {"event-log", &ev, 0},
+	    {"attestation", &variant, 0}, {"imds", &imds, 0},	     {NULL, NULL, 0},
 	};
 	uint8_t nonce[64], ud[ATLS_USER_DATA_LEN], *doc;
 	size_t nonce_len, ud_len, len;
-	struct qemu_vtpm cfg = {.tcti = c->tpm, .event_log = ev};
+	const struct vtpm_variant *v;
+	struct vtpm_env env;
 	struct atls_issuer is;
-	char err[256];
+	char err[512];
 	int r;
 
 	if (cli_opts_parse(c->argc, c->argv, opts, err, sizeof err) < 0)
@@ -243,8 +246,17 @@ int cmd_attest(const struct cli *c)
 		return usage_error(c->command, "option --nonce: 1 to 64 bytes in hex");
 	if (hex_decode(ud_hex, strlen(ud_hex), ud, sizeof ud, &ud_len) < 0 || ud_len != sizeof ud)
 		return usage_error(c->command, "option --user-data: 32 bytes in hex");
-	cfg.event_log = ev;
-	qemu_vtpm_issuer(&is, &cfg);
+	if (!(v = vtpm_variant_find(variant))) {
+		snprintf(err, sizeof err, "unknown attestation variant '%.32s' (%s)", variant,
+			 vtpm_variant_names());
+		return usage_error(c->command, err);
+	}
+	vtpm_env_default(&env, v);
+	env.tcti = c->tpm;
+	env.event_log = ev;
+	if (imds)
+		env.imds = imds;
+	vtpm_issuer(&is, &env);
 	doc = malloc(ATLS_DOC_MAX);
 	if (!doc)
 		return EXIT_FAILURE_RUN;

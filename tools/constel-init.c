@@ -22,7 +22,7 @@
 static const char usage[] =
     "usage: constel-init [--workspace DIR] prepare\n"
     "       constel-init [--workspace DIR] apply --endpoint HOST:PORT [--measurements FILE]\n"
-    "                    [--attestation qemu-vtpm|dummy] [--kubernetes-version V]\n"
+    "                    [--attestation V] [--kubernetes-version V]\n"
     "                    [--cluster-name N] [--components FILE] [--timeout S]\n"
     "\n"
     "prepare writes constellation-mastersecret.json, init-secret and init-secret.bcrypt (for\n"
@@ -210,16 +210,19 @@ static char *fix_kubeconfig(const uint8_t *in, size_t len, const char *endpoint,
 
 static int apply(int argc, char **argv)
 {
-	const char *endpoint = NULL, *mpath = NULL, *variant = "qemu-vtpm", *k8s = "v1.32.9",
-		   *name = "constellation", *timeout = "3600", *comps = NULL;
+	const char *endpoint = NULL, *k8s = "v1.32.9", *name = "constellation", *timeout = "3600",
+		   *comps = NULL;
+	static struct tool_attest att = {.variant = "qemu-vtpm"};
 	struct opt opts[] = {
-	    {"endpoint", &endpoint, 1},	  {"measurements", &mpath, 0},
-	    {"attestation", &variant, 0}, {"kubernetes-version", &k8s, 0},
-	    {"cluster-name", &name, 0},	  {"timeout", &timeout, 0},
-	    {"components", &comps, 0},	  {NULL, NULL, 0},
+	    {"endpoint", &endpoint, 1},
+	    {"kubernetes-version", &k8s, 0},
+	    {"cluster-name", &name, 0},
+	    {"timeout", &timeout, 0},
+	    {"components", &comps, 0},
+	    TOOL_ATTEST_OPTS(&att),
+	    {NULL, NULL, 0},
 	};
 	init_InitRequest *req = calloc(1, sizeof *req);
-	struct measurements m;
 	struct atls_validator v;
 	struct atls_config cfg = {.validators = &v, .n_validators = 1};
 	struct stream st = {0};
@@ -235,7 +238,7 @@ static int apply(int argc, char **argv)
 	if (!req)
 		return EXIT_FAILURE_RUN;
 	if (cli_opts_parse(argc, argv, opts, err, sizeof err) < 0 ||
-	    tool_validator(variant, mpath, &m, &v, err, sizeof err) < 0) {
+	    tool_validator(&att, &v, err, sizeof err) < 0) {
 		fprintf(stderr, "constel-init: %s\n", err);
 		free(req);
 		return EXIT_USAGE;
@@ -349,7 +352,7 @@ int main(int argc, char **argv)
 	log_set_program("constel-init");
 	snprintf(ws, sizeof ws, ".");
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return fputs(usage, stdout), EXIT_OK;
+		return fputs(usage, stdout), tool_attest_usage(stdout), EXIT_OK;
 	if (argc >= 2 && !strcmp(argv[1], "--version"))
 		return printf("constel-init %s\n", CONSTEL_VERSION), EXIT_OK;
 	if (argc >= 3 && !strcmp(argv[1], "--workspace")) {

@@ -26,7 +26,7 @@
 static const char usage[] =
     "usage: constel-joinservice --listen ADDR --master-secret FILE --measurement-salt FILE\n"
     "         --ca-cert FILE --ca-key FILE --api-endpoint HOST:PORT [--measurements FILE]\n"
-    "         [--attestation qemu-vtpm|dummy] [--pki-dir DIR] [--components FILE]\n"
+    "         [--attestation V] [--pki-dir DIR] [--components FILE]\n"
     "         [--cert-sans A,B,...] [--token TOKEN] [-v N]\n"
     "\n"
     "Serves /join.API/IssueJoinTicket and /join.API/IssueRejoinTicket over aTLS (Constellation's\n"
@@ -48,9 +48,9 @@ static struct {
 	struct kms kms;
 	uint8_t salt[32];
 	struct ca *ca;
-	const char *endpoint, *pki_dir, *mpath, *sans, *token;
+	const char *endpoint, *pki_dir, *sans, *token;
 	json_object *components;
-	struct measurements m;
+	struct tool_attest att; /* att.p.m: the measurements, reloaded */
 	struct atls_validator v;
 	time_t m_mtime;
 	struct server srv;
@@ -74,14 +74,14 @@ static void reload(void *ctx)
 	size_t len;
 
 	(void)ctx;
-	if (!js.mpath || stat(js.mpath, &st) < 0 || st.st_mtime == js.m_mtime)
+	if (!js.att.mpath || stat(js.att.mpath, &st) < 0 || st.st_mtime == js.m_mtime)
 		return;
-	if (tool_read_file(js.mpath, &text, &len) < 0)
+	if (tool_read_file(js.att.mpath, &text, &len) < 0)
 		return;
 	if (measurements_parse(text, len, &m, err, sizeof err) == 0) {
-		js.m = m;
+		js.att.p.m = m;
 		js.m_mtime = st.st_mtime;
-		log_info("measurements reloaded from %s", js.mpath);
+		log_info("measurements reloaded from %s", js.att.mpath);
 		for (size_t i = 0; i < m.n; i++) {
 			char hex[100];
 
@@ -325,15 +325,21 @@ static const struct grpc_method methods[] = {
 int main(int argc, char **argv)
 {
 	const char *listen = NULL, *ms = NULL, *saltf = NULL, *cacert = NULL, *cakey = NULL,
-		   *variant = "qemu-vtpm", *comps = NULL, *verbosity = "2";
+		   *comps = NULL, *verbosity = "2";
 	struct opt opts[] = {
-	    {"listen", &listen, 1},	     {"master-secret", &ms, 1},
-	    {"measurement-salt", &saltf, 1}, {"ca-cert", &cacert, 1},
-	    {"ca-key", &cakey, 1},	     {"api-endpoint", &js.endpoint, 1},
-	    {"measurements", &js.mpath, 0},  {"attestation", &variant, 0},
-	    {"pki-dir", &js.pki_dir, 0},     {"components", &comps, 0},
-	    {"cert-sans", &js.sans, 0},	     {"v", &verbosity, 0},
-	    {"token", &js.token, 0},	     {NULL, NULL, 0},
+	    {"listen", &listen, 1},
+	    {"master-secret", &ms, 1},
+	    {"measurement-salt", &saltf, 1},
+	    {"ca-cert", &cacert, 1},
+	    {"ca-key", &cakey, 1},
+	    {"api-endpoint", &js.endpoint, 1},
+	    {"pki-dir", &js.pki_dir, 0},
+	    {"components", &comps, 0},
+	    {"cert-sans", &js.sans, 0},
+	    {"v", &verbosity, 0},
+	    {"token", &js.token, 0},
+	    TOOL_ATTEST_OPTS(&js.att),
+	    {NULL, NULL, 0},
 	};
 	uint8_t key[32], salt[32];
 	char err[300], *ct = NULL, *kt = NULL, *st = NULL;
@@ -342,14 +348,14 @@ int main(int argc, char **argv)
 
 	log_set_program("constel-joinservice");
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return fputs(usage, stdout), EXIT_OK;
+		return fputs(usage, stdout), tool_attest_usage(stdout), EXIT_OK;
 	if (argc == 2 && !strcmp(argv[1], "--version"))
 		return printf("constel-joinservice %s\n", CONSTEL_VERSION), EXIT_OK;
 	for (int i = 1; i < argc; i++) /* -v N, as the Go services spell it */
 		if (!strcmp(argv[i], "-v"))
 			argv[i] = "--v";
 	if (cli_opts_parse(argc - 1, argv + 1, opts, err, sizeof err) < 0 ||
-	    tool_validator(variant, js.mpath, &js.m, &js.v, err, sizeof err) < 0)
+	    tool_validator(&js.att, &js.v, err, sizeof err) < 0)
 		return fprintf(stderr, "constel-joinservice: %s\n", err), EXIT_USAGE;
 	if (js.token && (strlen(js.token) != 23 || js.token[6] != '.' ||
 			 strspn(js.token, "abcdefghijklmnopqrstuvwxyz0123456789.") != 23))
@@ -360,12 +366,11 @@ int main(int argc, char **argv)
 	log_set_level(atoi(verbosity) >= 6   ? LOG_DEBUG
 		      : atoi(verbosity) >= 2 ? LOG_INFO
 					     : LOG_WARN);
-	if (!strcmp(variant, "qemu-vtpm")) {
-		qemu_vtpm_validator(&js.v, &js.m);
+	if (strcmp(js.att.variant, "dummy")) {
 		js.m_mtime = 0;
 		reload(NULL);
 	} else {
-		js.mpath = NULL;
+		js.att.mpath = NULL;
 	}
 	js.ca = calloc(1, sizeof *js.ca);
 	if (!js.ca || master_secret_read(ms, key, salt, err, sizeof err) < 0)

@@ -13,7 +13,7 @@
 
 static const char usage[] =
     "usage: constel-recover --endpoint HOST:PORT [--master-secret FILE] [--measurements FILE]\n"
-    "                       [--attestation qemu-vtpm|dummy] [--timeout S]\n"
+    "                       [--attestation V] [--timeout S]\n"
     "\n"
     "Sends the cluster's master secret to a node waiting in its recovery server (port 9999),\n"
     "after checking the node's attestation against the expected measurements. The master\n"
@@ -23,14 +23,13 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-	const char *endpoint = NULL, *ms = "constellation-mastersecret.json", *mpath = NULL,
-		   *variant = "qemu-vtpm", *timeout = "300";
+	const char *endpoint = NULL, *ms = "constellation-mastersecret.json", *timeout = "300";
+	static struct tool_attest att = {.variant = "qemu-vtpm"};
 	struct opt opts[] = {
-	    {"endpoint", &endpoint, 1},	  {"master-secret", &ms, 0}, {"measurements", &mpath, 0},
-	    {"attestation", &variant, 0}, {"timeout", &timeout, 0},  {NULL, NULL, 0},
+	    {"endpoint", &endpoint, 1}, {"master-secret", &ms, 0}, {"timeout", &timeout, 0},
+	    TOOL_ATTEST_OPTS(&att),	{NULL, NULL, 0},
 	};
 	recoverproto_RecoverMessage msg = recoverproto_RecoverMessage_init_zero;
-	struct measurements m;
 	struct atls_validator v;
 	struct atls_config cfg = {.validators = &v, .n_validators = 1};
 	uint8_t key[32], salt[32], buf[1024];
@@ -41,11 +40,11 @@ int main(int argc, char **argv)
 
 	log_set_program("constel-recover");
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return fputs(usage, stdout), EXIT_OK;
+		return fputs(usage, stdout), tool_attest_usage(stdout), EXIT_OK;
 	if (argc == 2 && !strcmp(argv[1], "--version"))
 		return printf("constel-recover %s\n", CONSTEL_VERSION), EXIT_OK;
 	if (cli_opts_parse(argc - 1, argv + 1, opts, err, sizeof err) < 0 ||
-	    tool_validator(variant, mpath, &m, &v, err, sizeof err) < 0)
+	    tool_validator(&att, &v, err, sizeof err) < 0)
 		return fprintf(stderr, "constel-recover: %s\n", err), EXIT_USAGE;
 	t = strtol(timeout, NULL, 10);
 	if (t < 1 || t > 86400)

@@ -1,6 +1,8 @@
-/* constel-verify: checks a qemu-vtpm attestation document the way the Go validator does
- * (spec §2.6–2.7) against our nonce and expected measurements.
- *   constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC
+/* constel-verify: checks a vTPM attestation document the way the Go validator does
+ * (spec §2.6–2.7) against our nonce and expected measurements, for any vTPM variant.
+ *   constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] [--attestation V]
+ *                  [--amd-root PEM] [--intel-root PEM] [--tdx-collateral DIR] [--at T]
+ *                  [--api URL] DOC
  * Prints "OK user_data=<hex>"; exit 0 valid, 1 refused (one line says why), 2 usage.
  *   constel-verify snp-report --report FILE --signer CERT [...]
  * checks a SEV-SNP report alone (docs/snp.md); same output and exit codes. */
@@ -18,11 +20,13 @@
 #include "tool.h"
 
 static const char usage[] =
-    "usage: constel-verify --nonce HEX [--measurements FILE] [--user-data HEX] DOC\n"
+    "usage: constel-verify --nonce HEX [--measurements FILE] [--user-data HEX]\n"
+    "                      [--attestation V] [...] DOC\n"
     "\n"
-    "Checks the qemu-vtpm attestation document in DOC (as `constel-agent attest` prints it)\n"
-    "against the nonce it was made for: the quotes' signatures, nonce and PCR digests, the\n"
-    "event log, and, with --measurements, the expected PCR values (JSON as in the\n"
+    "Checks the attestation document of variant V (default qemu-vtpm) in DOC (as\n"
+    "`constel-agent attest` prints it) against the nonce it was made for: the variant's\n"
+    "trusted key and checks, the quotes' signatures, nonce and PCR digests, the event log,\n"
+    "and, with --measurements, the expected PCR values (JSON as in the\n"
     "Constellation config: {\"4\": {\"expected\": \"<hex>\", \"warnOnly\": false}, ...}).\n"
     "--user-data also requires the document to vouch for exactly these bytes.\n"
     "Exit codes: 0 valid, 1 refused (the last line says why), 2 wrong command line.\n"
@@ -45,11 +49,12 @@ static int read_all(const char *path, char **ret, size_t *len)
 
 int main(int argc, char **argv)
 {
-	const char *nonce_hex = NULL, *mpath = NULL, *ud_hex = NULL, *docpath = NULL;
-	struct measurements m;
+	const char *nonce_hex = NULL, *ud_hex = NULL, *docpath = NULL;
+	static struct tool_attest a = {.variant = "qemu-vtpm"};
+	struct opt aopts[] = {TOOL_ATTEST_OPTS(&a), {NULL, NULL, 0}};
 	uint8_t nonce[64], want_ud[64], ud[64];
 	size_t nonce_len, want_len = 0, ud_len, len;
-	char err[512], hex[130], *doc, *mtext;
+	char err[512], hex[130], *doc;
 	int r;
 
 	log_set_program("constel-verify");
@@ -61,15 +66,18 @@ int main(int argc, char **argv)
 		const char **dst = NULL;
 
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return fputs(usage, stdout), 0;
+			return fputs(usage, stdout), tool_attest_usage(stdout), 0;
 		if (!strcmp(argv[i], "--version"))
 			return printf("constel-verify %s\n", CONSTEL_VERSION), 0;
 		if (!strcmp(argv[i], "--nonce"))
 			dst = &nonce_hex;
-		else if (!strcmp(argv[i], "--measurements"))
-			dst = &mpath;
 		else if (!strcmp(argv[i], "--user-data"))
 			dst = &ud_hex;
+		for (struct opt *o = aopts; !dst && o->name; o++)
+			if (!strncmp(argv[i], "--", 2) && !strcmp(argv[i] + 2, o->name))
+				dst = o->val;
+		if (dst)
+			;
 		else if (argv[i][0] == '-')
 			return fprintf(stderr, "constel-verify: unknown option '%.64s'\n", argv[i]),
 			       2;
@@ -91,18 +99,16 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "constel-verify: --nonce: 1 to 64 bytes in hex\n"), 2;
 	if (ud_hex && hex_decode(ud_hex, strlen(ud_hex), want_ud, sizeof want_ud, &want_len) < 0)
 		return fprintf(stderr, "constel-verify: --user-data: hex, at most 64 bytes\n"), 2;
-	if (mpath) {
-		if ((r = read_all(mpath, &mtext, &len)) < 0)
-			return fprintf(stderr, "constel-verify: %s: %s\n", mpath, strerror(-r)), 1;
-		r = measurements_parse(mtext, len, &m, err, sizeof err);
-		free(mtext);
-		if (r < 0)
-			return fprintf(stderr, "constel-verify: %s: %s\n", mpath, err), 1;
-	}
+	if (!vtpm_check_find(a.variant))
+		return fprintf(stderr, "constel-verify: unknown attestation variant '%.32s' (%s)\n",
+			       a.variant, vtpm_check_names()),
+		       2;
+	if (tool_policy(&a, err, sizeof err) < 0)
+		return fprintf(stderr, "constel-verify: %s\n", err), 1;
 	if ((r = read_all(docpath, &doc, &len)) < 0)
 		return fprintf(stderr, "constel-verify: %s: %s\n", docpath, strerror(-r)), 1;
-	r = qemu_vtpm_validate((uint8_t *)doc, len, nonce, nonce_len, mpath ? &m : NULL, ud,
-			       sizeof ud, &ud_len, err, sizeof err);
+	r = vtpm_validate(&a.p, (uint8_t *)doc, len, nonce, nonce_len, ud, sizeof ud, &ud_len, err,
+			  sizeof err);
 	free(doc);
 	if (r < 0)
 		return fprintf(stderr, "constel-verify: %s\n", err), 1;

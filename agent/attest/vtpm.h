@@ -12,8 +12,9 @@
  * Validate: parse, extraData, trusted AK (variant), quote signature/nonce/digest/event log,
  * validate_cvm (variant), measurements, user data.
  *
- * The tables of variants are in variants.c (issuers) and variants_check.c (validators); issuers and validators are built from it by name
- * (constel.attestation-variant= in the agent, --attestation in tools/). */
+ * The tables of variants are in variants.c (issuers) and variants_check.c (validators); issuers and
+ * validators are built from it by name (constel.attestation-variant= in the agent, --attestation in
+ * tools/). */
 #ifndef CONSTEL_ATTEST_VTPM_H
 #define CONSTEL_ATTEST_VTPM_H
 
@@ -121,10 +122,42 @@ void vtpm_env_default(struct vtpm_env *env, const struct vtpm_variant *v);
  * it). */
 void vtpm_issuer(struct atls_issuer *is, const struct vtpm_env *env);
 /* Checks a document; see qemu_vtpm_validate for the contract. */
-int vtpm_validate(const struct vtpm_policy *p, const uint8_t *doc, size_t len,
-		  const uint8_t *nonce, size_t nonce_len, uint8_t *user_data, size_t cap,
-		  size_t *user_data_len, char *err, size_t errlen);
+int vtpm_validate(const struct vtpm_policy *p, const uint8_t *doc, size_t len, const uint8_t *nonce,
+		  size_t nonce_len, uint8_t *user_data, size_t cap, size_t *user_data_len,
+		  char *err, size_t errlen);
 /* An aTLS validator for p->variant with policy p (p must outlive it; policy_init done). */
 void vtpm_validator(struct atls_validator *v, const struct vtpm_policy *p);
+
+/* ---- added with the core (vtpm.c, vtpm_verify.c) ---- */
+/* The largest InstanceInfo an issuer hook may write (cap it gets). */
+#define VTPM_INSTANCE_INFO_MAX (64 * 1024)
+/* Hooks write err without the variant's name: the core puts "<name>: " in front. */
+
+/* extraData = SHA-256(userData || nonce). */
+void vtpm_extra_data(const uint8_t user_data[ATLS_USER_DATA_LEN], const uint8_t *nonce,
+		     size_t nonce_len, uint8_t out[32]);
+/* tpmNonce = SHA-256(instanceInfo || extraData). */
+void vtpm_tpm_nonce(const uint8_t *instance_info, size_t ii_len, const uint8_t extra[32],
+		    uint8_t out[32]);
+/* The JSON document from its parts; instance_info NULL: "InstanceInfo":null. */
+int vtpm_document(const uint8_t *ak_pub, size_t ak_len, const struct tpm_quote *quotes,
+		  size_t n_quotes, const uint8_t *event_log, size_t ev_len,
+		  const uint8_t *instance_info, size_t ii_len,
+		  const uint8_t user_data[ATLS_USER_DATA_LEN], uint8_t *doc, size_t cap,
+		  size_t *ret_len);
+/* One document for env->variant (what vtpm_issuer's issue does). */
+int vtpm_issue(const struct vtpm_env *env, const uint8_t user_data[ATLS_USER_DATA_LEN],
+	       const uint8_t *nonce, size_t nonce_len, uint8_t *doc, size_t cap, size_t *ret_len,
+	       char *err, size_t errlen);
+/* Fills p for the variant named name: check, variant, measurements and config from the
+ * text of a measurements file (the measurements alone or the variant's attestationConfig
+ * JSON; NULL: no measurements; text must outlive p), then the variant's policy_init. The
+ * caller sets at, test_root (the PEM text of --amd-root/--intel-root), collateral and api
+ * before. -EINVAL, one line in err. */
+int vtpm_policy_init(struct vtpm_policy *p, const char *name, const char *text, size_t len,
+		     char *err, size_t errlen);
+void vtpm_policy_free(struct vtpm_policy *p);
+/* Every variant's validator name ("aws-nitro-tpm, ..."), for tools' usage lines. */
+const char *vtpm_check_names(void);
 
 #endif

@@ -19,6 +19,8 @@
 struct tpm {
 	TSS2_TCTI_CONTEXT *tcti;
 	TSS2_SYS_CONTEXT *sys;
+	uint32_t ak;	  /* the handle tpm_quote signs with */
+	int ak_transient; /* ak is a transient object to flush */
 };
 
 static int64_t now_us(void)
@@ -107,8 +109,20 @@ int tpm_open(const struct tcti_spec *spec, struct tpm **ret, char *err, size_t e
 		tpm_close(t);
 		return errbuf_set(err, errlen, "tpm: SYS context setup failed");
 	}
+	t->ak = TPM_AK_HANDLE;
 	*ret = t;
 	return 0;
+}
+
+static void flush_ak(struct tpm *t)
+{
+	int64_t start = now_us();
+
+	if (!t->ak_transient)
+		return;
+	done("FlushContext(AK)", Tss2_Sys_FlushContext(t->sys, t->ak), start, NULL, 0);
+	t->ak_transient = 0;
+	t->ak = TPM_AK_HANDLE;
 }
 
 void tpm_close(struct tpm *t)
@@ -116,6 +130,7 @@ void tpm_close(struct tpm *t)
 	if (!t)
 		return;
 	if (t->sys) {
+		flush_ak(t);
 		Tss2_Sys_Finalize(t->sys);
 		free(t->sys);
 	}
@@ -350,8 +365,7 @@ int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, 
 		return -EINVAL;
 	memcpy(qd.buffer, qdata, qlen);
 	selection(&sel, alg, mask);
-	CALL(rc, Tss2_Sys_Quote(t->sys, TPM_AK_HANDLE, &pw_auth, &qd, &scheme, &sel, &quoted, &sig,
-				&rsp));
+	CALL(rc, Tss2_Sys_Quote(t->sys, t->ak, &pw_auth, &qd, &scheme, &sel, &quoted, &sig, &rsp));
 	if (done("Quote", rc, start, err, sizeof err) < 0)
 		return log_err(-EIO, "%s", err);
 	if (quoted.size > sizeof q->attest ||
@@ -380,4 +394,148 @@ int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, 
 	    memcmp(att.attested.quote.pcrDigest.buffer, digest, att.attested.quote.pcrDigest.size))
 		return log_err(-EAGAIN, "tpm: a PCR changed between quote and read");
 	return 0;
+}
+
+int tpm_nv_read(struct tpm *t, uint32_t index, uint8_t *buf, size_t cap, size_t *len, char *err,
+		size_t errlen)
+{
+	TPM2B_NV_PUBLIC pub = {0};
+	TPM2B_NAME name = {.size = sizeof name.name};
+	TPMS_CAPABILITY_DATA cd;
+	TPMI_YES_NO more;
+	TSS2L_SYS_AUTH_RESPONSE rsp;
+	uint32_t chunk = 512, auth;
+	int64_t start = now_us();
+	size_t size, off = 0;
+	TSS2_RC rc;
+
+	CALL(rc, Tss2_Sys_NV_ReadPublic(t->sys, index, NULL, &pub, &name, NULL));
+	log_debug("tpm: NV_ReadPublic(0x%08x): %lld us, rc 0x%x", index,
+		  (long long)(now_us() - start), rc);
+	if (rc != TSS2_RC_SUCCESS)
+		return errbuf_set(err, errlen, "tpm: NV index 0x%08x is not defined (rc 0x%x)",
+				  index, rc),
+		       -ENOENT;
+	size = pub.nvPublic.dataSize;
+	if (size > cap)
+		return errbuf_set(err, errlen,
+				  "tpm: NV index 0x%08x holds %zu bytes, more than %zu", index,
+				  size, cap),
+		       -ENOBUFS;
+	auth = pub.nvPublic.attributes & TPMA_NV_OWNERREAD ? TPM2_RH_OWNER : index;
+	start = now_us();
+	CALL(rc, Tss2_Sys_GetCapability(t->sys, NULL, TPM2_CAP_TPM_PROPERTIES,
+					TPM2_PT_NV_BUFFER_MAX, 1, &more, &cd, NULL));
+	if (done("GetCapability(NV_BUFFER_MAX)", rc, start, NULL, 0) == 0 &&
+	    cd.data.tpmProperties.count == 1 &&
+	    cd.data.tpmProperties.tpmProperty[0].property == TPM2_PT_NV_BUFFER_MAX &&
+	    cd.data.tpmProperties.tpmProperty[0].value)
+		chunk = cd.data.tpmProperties.tpmProperty[0].value;
+	if (chunk > sizeof((TPM2B_MAX_NV_BUFFER *)0)->buffer)
+		chunk = sizeof((TPM2B_MAX_NV_BUFFER *)0)->buffer;
+	while (off < size) {
+		TPM2B_MAX_NV_BUFFER data = {0};
+		UINT16 n = (UINT16)(size - off < chunk ? size - off : chunk);
+
+		start = now_us();
+		CALL(rc,
+		     Tss2_Sys_NV_Read(t->sys, auth, index, &pw_auth, n, (UINT16)off, &data, &rsp));
+		if (done("NV_Read", rc, start, err, errlen) < 0)
+			return -EIO;
+		if (data.size != n)
+			return errbuf_set(err, errlen,
+					  "tpm: NV_Read of 0x%08x returned %u bytes, "
+					  "asked %u",
+					  index, data.size, n);
+		memcpy(buf + off, data.buffer, n);
+		off += n;
+	}
+	*len = size;
+	return 0;
+}
+
+/* Azure's HCL AK: read, never made (it is the HCL's, bound by its report). */
+static int ak_hcl(struct tpm *t, uint8_t *pub, size_t cap, size_t *pub_len, char *err,
+		  size_t errlen)
+{
+	TPM2B_PUBLIC out = {0};
+	TPM2B_NAME name = {.size = sizeof name.name}, qname = {.size = sizeof qname.name};
+	int64_t start = now_us();
+	TSS2_RC rc;
+
+	CALL(rc, Tss2_Sys_ReadPublic(t->sys, TPM_HCL_AK_HANDLE, NULL, &out, &name, &qname, NULL));
+	log_debug("tpm: ReadPublic(0x%08x): %lld us, rc 0x%x", TPM_HCL_AK_HANDLE,
+		  (long long)(now_us() - start), rc);
+	if (rc != TSS2_RC_SUCCESS)
+		return errbuf_set(err, errlen,
+				  "tpm: no attestation key at persistent handle 0x%08x (the HCL's "
+				  "AK; rc 0x%x)",
+				  TPM_HCL_AK_HANDLE, rc),
+		       -ENOENT;
+	if (marshal_public(&out.publicArea, pub, cap, pub_len) < 0)
+		return errbuf_set(err, errlen, "tpm: the HCL AK's public area is too large");
+	t->ak = TPM_HCL_AK_HANDLE;
+	return 0;
+}
+
+/* GCE's AK: CreatePrimary in the endorsement hierarchy from the template in NV. */
+static int ak_gce(struct tpm *t, uint8_t *pub, size_t cap, size_t *pub_len, char *err,
+		  size_t errlen)
+{
+	uint8_t tmpl[TPM_PUBLIC_MAX];
+	size_t tlen, off = 0;
+	TPM2B_PUBLIC in = {0}, out = {0};
+	TPM2B_NAME name = {.size = sizeof name.name};
+	TPM2B_SENSITIVE_CREATE sens = {0};
+	TPM2B_DATA outside = {0};
+	TPML_PCR_SELECTION pcrs = {0};
+	TPM2B_CREATION_DATA cdata = {0};
+	TPM2B_DIGEST chash = {.size = sizeof chash.buffer};
+	TPMT_TK_CREATION ticket = {0};
+	TSS2L_SYS_AUTH_RESPONSE rsp;
+	TPM2_HANDLE obj;
+	int64_t start;
+	TSS2_RC rc;
+	int r;
+
+	r = tpm_nv_read(t, TPM_GCE_AK_TEMPLATE_NV, tmpl, sizeof tmpl, &tlen, err, errlen);
+	if (r < 0)
+		return r;
+	/* bytes after the TPMT_PUBLIC are ignored, as go-tpm's DecodePublic does */
+	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(tmpl, tlen, &off, &in.publicArea) != TSS2_RC_SUCCESS)
+		return errbuf_set(
+		    err, errlen, "tpm: NV 0x%08x does not hold a TPMT_PUBLIC (the GCE AK template)",
+		    TPM_GCE_AK_TEMPLATE_NV);
+	start = now_us();
+	CALL(rc, Tss2_Sys_CreatePrimary(t->sys, TPM2_RH_ENDORSEMENT, &pw_auth, &sens, &in, &outside,
+					&pcrs, &obj, &out, &cdata, &chash, &ticket, &name, &rsp));
+	if (done("CreatePrimary(GCE AK)", rc, start, err, errlen) < 0)
+		return -EIO;
+	t->ak = obj;
+	t->ak_transient = 1;
+	if (marshal_public(&out.publicArea, pub, cap, pub_len) < 0)
+		return errbuf_set(err, errlen, "tpm: the GCE AK's public area is too large");
+	return 0;
+}
+
+int tpm_ak_select(struct tpm *t, enum tpm_ak_source src, uint8_t *pub, size_t cap, size_t *pub_len,
+		  char *err, size_t errlen)
+{
+	flush_ak(t);
+	switch (src) {
+	case TPM_AK_SRC_OWNER:
+		if (tpm_ak(t, pub, cap, pub_len) < 0)
+			return errbuf_set(err, errlen,
+					  "tpm: the attestation key at 0x%08x is "
+					  "unavailable",
+					  TPM_AK_HANDLE),
+			       -EIO;
+		t->ak = TPM_AK_HANDLE;
+		return 0;
+	case TPM_AK_SRC_HCL:
+		return ak_hcl(t, pub, cap, pub_len, err, errlen);
+	case TPM_AK_SRC_GCE:
+		return ak_gce(t, pub, cap, pub_len, err, errlen);
+	}
+	return errbuf_set(err, errlen, "tpm: unknown attestation key source %d", (int)src);
 }

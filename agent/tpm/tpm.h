@@ -77,7 +77,30 @@ int tpm_pcr_event(struct tpm *t, uint32_t pcr, const void *data, size_t len);
  * matches the template, else created (and a mismatching key evicted). *pub gets the
  * marshalled TPMT_PUBLIC. */
 int tpm_ak(struct tpm *t, uint8_t *pub, size_t cap, size_t *pub_len);
-/* Quotes bank alg over mask with qualifying data, then reads the PCRs and checks them
+/* Where the attestation key comes from (the TPM-based attestation variants). */
+enum tpm_ak_source {
+	TPM_AK_SRC_OWNER = 1, /* tpm_ak: go-tpm-tools AttestationKeyRSA at TPM_AK_HANDLE */
+	TPM_AK_SRC_HCL,	      /* Azure's HCL AK at TPM_HCL_AK_HANDLE: read, never made */
+	TPM_AK_SRC_GCE,	      /* a primary key in the endorsement hierarchy from the TPMT_PUBLIC
+				 template in NV TPM_GCE_AK_TEMPLATE_NV (GceAttestationKeyRSA) */
+};
+#define TPM_HCL_AK_HANDLE      0x81000003u
+#define TPM_GCE_AK_TEMPLATE_NV 0x01c10001u
+#define TPM_NV_MAX	       4096 /* the largest NV index read (the HCL report: ~2.6 KB) */
+
+/* Reads NV index index whole (NV_ReadPublic for its size, then NV_Read in chunks of the
+ * TPM's TPM_PT_NV_BUFFER_MAX), authorised by the owner (TPMA_NV_OWNERREAD) or else by the
+ * index itself, with the empty password, as go-tpm's NVReadEx. -ENOENT when the index is
+ * not defined, -ENOBUFS when it holds more than cap bytes; one line in err. */
+int tpm_nv_read(struct tpm *t, uint32_t index, uint8_t *buf, size_t cap, size_t *len, char *err,
+		size_t errlen);
+/* Selects the attestation key of src for the quotes that follow and returns its marshalled
+ * TPMT_PUBLIC. A transient key (TPM_AK_SRC_GCE) is flushed by the next selection or by
+ * tpm_close. */
+int tpm_ak_select(struct tpm *t, enum tpm_ak_source src, uint8_t *pub, size_t cap, size_t *pub_len,
+		  char *err, size_t errlen);
+/* Quotes bank alg over mask with qualifying data under the selected AK (tpm_ak_select;
+ * TPM_AK_HANDLE when none was selected), then reads the PCRs and checks them
  * against the quote's digest (a PCR that changed in between fails with -EAGAIN). */
 int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, size_t qlen,
 	      struct tpm_quote *q);
