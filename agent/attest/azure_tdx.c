@@ -39,24 +39,21 @@ int azure_tdx_hcl_parse(const uint8_t *b, size_t len, const uint8_t **tdreport,
 	uint32_t type, size;
 
 	if (len < AZURE_TDX_HCL_TYPE_OFF + 4)
-		return errbuf_set(err, errlen,
-				  "azure-tdx: HCL report of %zu bytes has no report type at %d",
+		return errbuf_set(err, errlen, "HCL report of %zu bytes has no report type at %d",
 				  len, AZURE_TDX_HCL_TYPE_OFF);
 	type = le32_get(b + AZURE_TDX_HCL_TYPE_OFF);
 	if (type != AZURE_TDX_HCL_TYPE_TDX)
-		return errbuf_set(err, errlen,
-				  "azure-tdx: HCL report type %u, not 4 (TDX): not a TDX VM", type);
+		return errbuf_set(err, errlen, "HCL report type %u, not 4 (TDX): not a TDX VM",
+				  type);
 	if (len < AZURE_TDX_HCL_RT_SIZE_OFF + 4)
-		return errbuf_set(err, errlen,
-				  "azure-tdx: HCL report of %zu bytes has no runtime data size",
+		return errbuf_set(err, errlen, "HCL report of %zu bytes has no runtime data size",
 				  len);
 	size = le32_get(b + AZURE_TDX_HCL_RT_SIZE_OFF);
 	if (size > len - AZURE_TDX_HCL_RT_OFF)
-		return errbuf_set(
-		    err, errlen,
-		    "azure-tdx: HCL runtime data of %u bytes at %d is past the report's "
-		    "%zu bytes",
-		    size, AZURE_TDX_HCL_RT_OFF, len);
+		return errbuf_set(err, errlen,
+				  "HCL runtime data of %u bytes at %d is past the report's "
+				  "%zu bytes",
+				  size, AZURE_TDX_HCL_RT_OFF, len);
 	*tdreport = b + AZURE_TDX_TDREPORT_OFF;
 	*runtime = b + AZURE_TDX_HCL_RT_OFF;
 	*runtime_len = size;
@@ -77,7 +74,7 @@ int azure_tdx_tdquote_answer(const char *body, size_t len, uint8_t *quote, size_
 	    !json_object_object_get_ex(o, "quote", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
 		json_object_put(o);
-		return errbuf_set(err, errlen, "azure-tdx: IMDS tdquote: no {\"quote\": string}");
+		return errbuf_set(err, errlen, "IMDS tdquote: no {\"quote\": string}");
 	}
 	s = json_object_get_string(v);
 	n = (size_t)json_object_get_string_len(v);
@@ -85,7 +82,7 @@ int azure_tdx_tdquote_answer(const char *body, size_t len, uint8_t *quote, size_
 	if (!n || n % 4 == 1 || memchr(s, '=', n) || n > BASE64_ENCODED_LEN(TDX_QUOTE_MAX)) {
 		json_object_put(o);
 		return errbuf_set(err, errlen,
-				  "azure-tdx: IMDS tdquote: the quote is not unpadded base64url of "
+				  "IMDS tdquote: the quote is not unpadded base64url of "
 				  "at most %d bytes",
 				  TDX_QUOTE_MAX);
 	}
@@ -102,7 +99,7 @@ int azure_tdx_tdquote_answer(const char *body, size_t len, uint8_t *quote, size_
 	json_object_put(o);
 	if (r < 0)
 		return errbuf_set(err, errlen,
-				  "azure-tdx: IMDS tdquote: the quote is not base64url (or larger "
+				  "IMDS tdquote: the quote is not base64url (or larger "
 				  "than %zu bytes)",
 				  cap);
 	return 0;
@@ -148,7 +145,7 @@ static int instance_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, 
 	if (!hcl || !quote || !body)
 		goto out;
 	if ((r = tpm_nv_read(in->tpm, HCL_NV_INDEX, hcl, HCL_NV_MAX, &hl, why, sizeof why)) < 0) {
-		errbuf_set(err, errlen, "azure-tdx: HCL report (NV 0x%08x): %s", HCL_NV_INDEX, why);
+		errbuf_set(err, errlen, "HCL report (NV 0x%08x): %s", HCL_NV_INDEX, why);
 		goto out;
 	}
 	if ((r = azure_tdx_hcl_parse(hcl, hl, &td, &rt, &rl, err, errlen)) < 0)
@@ -167,11 +164,11 @@ static int instance_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, 
 	snprintf(url, sizeof url, "%s/acc/tdquote", in->env->imds);
 	if ((r = http_request(url, &rq, TDQUOTE_TIMEOUT, TDQUOTE_RESP_MAX, &resp, why,
 			      sizeof why)) < 0) {
-		errbuf_set(err, errlen, "azure-tdx: IMDS tdquote: %s", why);
+		errbuf_set(err, errlen, "IMDS tdquote: %s", why);
 		goto out;
 	}
 	if (resp.status != 200) {
-		errbuf_set(err, errlen, "azure-tdx: IMDS tdquote: HTTP status %d", resp.status);
+		errbuf_set(err, errlen, "IMDS tdquote: HTTP status %d", resp.status);
 		r = -EIO;
 		goto out;
 	}
@@ -179,7 +176,7 @@ static int instance_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, 
 					  errlen)) < 0)
 		goto out;
 	if ((r = azure_tdx_instance_info(quote, ql, rt, rl, out, cap, len)) < 0)
-		errbuf_set(err, errlen, "azure-tdx: InstanceInfo larger than %zu bytes", cap);
+		errbuf_set(err, errlen, "InstanceInfo larger than %zu bytes", cap);
 out:
 	http_response_free(&resp);
 	free(hcl);

@@ -36,7 +36,7 @@ static int b64_member(struct json_object *o, const char *k, uint8_t **out, size_
 	size_t n;
 
 	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
-		return errbuf_set(err, errlen, "azure-tdx: InstanceInfo has no %s string", k);
+		return errbuf_set(err, errlen, "InstanceInfo has no %s string", k);
 	s = json_object_get_string(v);
 	n = (size_t)json_object_get_string_len(v);
 	*out = malloc(n / 4 * 3 + 3);
@@ -45,7 +45,7 @@ static int b64_member(struct json_object *o, const char *k, uint8_t **out, size_
 	if (base64_decode(BASE64_STD, s, n, *out, n / 4 * 3 + 3, len) < 0) {
 		free(*out);
 		*out = NULL;
-		return errbuf_set(err, errlen, "azure-tdx: InstanceInfo's %s is not base64", k);
+		return errbuf_set(err, errlen, "InstanceInfo's %s is not base64", k);
 	}
 	return 0;
 }
@@ -58,11 +58,11 @@ int azure_tdx_instance_info_parse(const uint8_t *ii, size_t len, uint8_t **quote
 
 	*quote = *runtime = NULL;
 	if (len > VTPM_INSTANCE_INFO_MAX)
-		return errbuf_set(err, errlen, "azure-tdx: InstanceInfo of %zu bytes", len);
+		return errbuf_set(err, errlen, "InstanceInfo of %zu bytes", len);
 	o = json_parse_exact((const char *)ii, len);
 	if (!o || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		return errbuf_set(err, errlen, "azure-tdx: InstanceInfo is not a JSON object");
+		return errbuf_set(err, errlen, "InstanceInfo is not a JSON object");
 	}
 	r = b64_member(o, "AttestationReport", quote, qlen, err, errlen);
 	if (r == 0)
@@ -104,7 +104,7 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 	r = -EINVAL;
 	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(v->ak_pub, v->ak_len, &off, &ak) != TSS2_RC_SUCCESS ||
 	    off != v->ak_len || ak.type != TPM2_ALG_RSA) {
-		errbuf_set(err, errlen, "azure-tdx: the document's AK is not an RSA TPMT_PUBLIC");
+		errbuf_set(err, errlen, "the document's AK is not an RSA TPMT_PUBLIC");
 		goto out;
 	}
 	r = hcl_check_ak(rt, rl, ak.unique.rsa.buffer, ak.unique.rsa.size,
@@ -135,15 +135,14 @@ static int policy_init(struct vtpm_policy *p, char *err, size_t errlen)
 			close(fd);
 		if (n < 0 || pem_decode((const char *)pem, (size_t)n, "CERTIFICATE", pr->root,
 					sizeof pr->root, &pr->root_len) < 0) {
-			r = errbuf_set(err, errlen,
-				       "azure-tdx: --intel-root %s: no PEM certificate",
+			r = errbuf_set(err, errlen, "--intel-root %s: no PEM certificate",
 				       p->test_root);
 			goto fail;
 		}
 	}
 	if (!p->collateral) {
 		r = errbuf_set(err, errlen,
-			       "azure-tdx: fetching Intel's collateral from PCS is not built: give "
+			       "fetching Intel's collateral from PCS is not built: give "
 			       "--tdx-collateral DIR (docs/tdx.md)");
 		goto fail;
 	}
