@@ -129,6 +129,18 @@ crl('rootcrl.der', 'root', [98])
 open('tcbinfo.json', 'wb').write(open('tcbinfo-uptodate.json', 'rb').read())
 run('openssl', 'pkcs8', '-topk8', '-nocrypt', '-in', 'ak.key', '-out', 'test-ak.key')
 open('test-qe-cert-data.bin', 'wb').write(struct.pack('<HI', 6, len(qcd)) + qcd)
+# The fuzz target of TCB info and QE identity (tests/fuzz/fuzz_tdx_collateral.c) signs what
+# it is given with the test TCB signing key, so that the checks after the signature run.
+tk = serialization.load_pem_private_key(open('tcbsign.key', 'rb').read(), None)
+def carr(name, b):
+    return 'static const uint8_t %s[%d] = {\n%s};\n' % (name, len(b), ''.join(
+        '\t' + ' '.join('0x%02x,' % c for c in b[i:i + 12]) + '\n' for i in range(0, len(b), 12)))
+open('../../fuzz/tdx_collateral_fixture.h', 'w').write(
+    '/* Made by tests/attest/tdx-test/make.py: the test quote, root, TCB signing chain and the\n'
+    ' * TCB signing key\'s private scalar (a test key; nothing else trusts it). */\n' +
+    carr('fx_quote', open('quote.dat', 'rb').read()) + carr('fx_root', open('root.der', 'rb').read()) +
+    carr('fx_chain', open('tcbinfo-issuer-chain.pem', 'rb').read()) +
+    carr('fx_tcbsign_key', tk.private_numbers().private_value.to_bytes(32, 'big')))
 for n in ('root', 'ca', 'pck', 'tcbsign', 'ak'):
     os.remove(n + '.key')
 run('openssl', 'x509', '-in', 'root.pem', '-out', 'root-test.pem')
