@@ -7,10 +7,8 @@
  * document's AK. Collateral from --tdx-collateral DIR; fetching it from Intel's PCS is not
  * built (docs/tdx.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 #include <tss2/tss2_mu.h>
@@ -126,19 +124,11 @@ static int policy_init(struct vtpm_policy *p, char *err, size_t errlen)
 	if (p->config &&
 	    (r = tdx_policy_parse(p->config, p->config_len, &pr->pol, err, errlen)) < 0)
 		goto fail;
-	if (p->test_root) {
-		uint8_t pem[8192];
-		int fd = open(p->test_root, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -errno : read_full(fd, pem, sizeof pem - 1);
-
-		if (fd >= 0)
-			close(fd);
-		if (n < 0 || pem_decode((const char *)pem, (size_t)n, "CERTIFICATE", pr->root,
-					sizeof pr->root, &pr->root_len) < 0) {
-			r = errbuf_set(err, errlen, "--intel-root %s: no PEM certificate",
-				       p->test_root);
-			goto fail;
-		}
+	/* the PEM text of --intel-root (tools/tool.h reads the file) */
+	if (p->test_root && pem_decode(p->test_root, strlen(p->test_root), "CERTIFICATE", pr->root,
+				       sizeof pr->root, &pr->root_len) < 0) {
+		r = errbuf_set(err, errlen, "--intel-root: no PEM certificate");
+		goto fail;
 	}
 	if (!p->collateral) {
 		r = errbuf_set(err, errlen,

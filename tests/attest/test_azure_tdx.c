@@ -249,7 +249,17 @@ static int e2e_validate(struct e2e *e, const uint8_t *d, size_t len, const char 
 
 	memset(&e->pol, 0, sizeof e->pol);
 	e->pol.collateral = "tests/attest/tdx-test";
-	e->pol.test_root = root;
+	if (root) {
+		static char pem[4096];
+		FILE *f = fopen(root, "r");
+		size_t k = f ? fread(pem, 1, sizeof pem - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		pem[k] = '\0';
+		e->pol.test_root = pem; /* the PEM text, as tools/tool.h gives it */
+	} else
+		e->pol.test_root = NULL;
 	e->pol.at = 1798761600; /* 2027-01-01, within the test collateral */
 	r = vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, errlen);
 	if (r < 0)
@@ -268,6 +278,39 @@ static int has(const char *err, const char *want)
 		return 1;
 	fprintf(stderr, "error was: %s (want %s)\n", err, want);
 	return 0;
+}
+
+/* constel-verify --attestation azure-tdx with the test root and collateral on doc: its
+ * output holds want. */
+static int tool_verify(struct e2e *e, const uint8_t *d, size_t len, const char *want)
+{
+	const char *b = getenv("BUILD");
+	char path[] = "/tmp/constel-azure-tdx-doc-XXXXXX", cmd[512], out[512] = "", nonce[65];
+	int fd = mkstemp(path), ok;
+	FILE *p;
+
+	if (fd < 0)
+		return 0;
+	ok = write(fd, d, len) == (ssize_t)len;
+	close(fd);
+	hex_encode(e->nonce, sizeof e->nonce, nonce, sizeof nonce);
+	snprintf(cmd, sizeof cmd,
+		 "%s/tools/constel-verify --attestation azure-tdx --nonce %s --tdx-collateral "
+		 "tests/attest/tdx-test --intel-root tests/attest/tdx-test/root-test.pem --at "
+		 "2027-01-01T00:00:00Z %s 2>&1",
+		 b && *b ? b : "build", nonce, path);
+	p = ok ? popen(cmd, "r") : NULL;
+	if (p) {
+		size_t k = fread(out, 1, sizeof out - 1, p);
+
+		out[k] = '\0';
+		ok = pclose(p) != -1 && strstr(out, want) != NULL;
+	} else
+		ok = 0;
+	unlink(path);
+	if (!ok)
+		fprintf(stderr, "constel-verify said: %s (want %s)\n", out, want);
+	return ok;
 }
 
 /* CHECK leaves the function: each phase is its own function, and the caller stops the
@@ -295,6 +338,8 @@ static void phase_accept(struct e2e *e)
 		harness_fail(__FILE__, __LINE__, "document refused: %s", err);
 		return;
 	}
+	/* the same through constel-verify --attestation azure-tdx (tools/) */
+	CHECK(tool_verify(e, doc, len, "OK user_data=2222222222222222"));
 	/* Intel's built-in root refuses the test chain */
 	CHECK(e2e_validate(e, doc, len, NULL, err, sizeof err) < 0);
 	CHECK(has(err, "azure-tdx: tdx: pck chain: the root is not the trusted Intel SGX Root CA"));
@@ -325,6 +370,7 @@ static void phase_refuse(struct e2e *e, const char *want)
 	CHECK(e2e_validate(e, doc, len, "tests/attest/tdx-test/root-test.pem", err, sizeof err) <
 	      0);
 	CHECK(has(err, want));
+	CHECK(tool_verify(e, doc, len, want));
 }
 
 TEST(azure_tdx_end_to_end_on_swtpm_and_fake_imds)
