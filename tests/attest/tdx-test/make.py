@@ -141,6 +141,7 @@ open('../../fuzz/tdx_collateral_fixture.h', 'w').write(
     carr('fx_quote', open('quote.dat', 'rb').read()) + carr('fx_root', open('root.der', 'rb').read()) +
     carr('fx_chain', open('tcbinfo-issuer-chain.pem', 'rb').read()) +
     carr('fx_tcbsign_key', tk.private_numbers().private_value.to_bytes(32, 'big')))
+run('clang-format', '-i', '../../fuzz/tdx_collateral_fixture.h')  # the suite checks format
 for n in ('root', 'ca', 'pck', 'tcbsign', 'ak'):
     os.remove(n + '.key')
 run('openssl', 'x509', '-in', 'root.pem', '-out', 'root-test.pem')
