@@ -105,7 +105,7 @@ usage_error agent_net_dhcp_bad_timeout_exits_2 \
 usage_error agent_rejoin_unknown_option_exits_2 \
 	"constel-agent rejoin: unknown option '--name'" rejoin --name n
 usage_error agent_unknown_attestation_variant_exits_2 \
-	"constel-agent serve-recover: unknown attestation variant 'sev' (qemu-vtpm, dummy)" \
+	"constel-agent serve-recover: unknown attestation variant 'sev' (azure-tdx, qemu-vtpm, dummy)" \
 	serve-recover --listen 127.0.0.1:0 --disk-uuid u --out o --attestation sev
 usage_error agent_attest_needs_32_bytes_of_user_data \
 	"constel-agent attest: option --user-data: 32 bytes in hex" attest --nonce 00 --user-data 0011
