@@ -55,6 +55,8 @@ int azure_tdx_instance_info_parse(const uint8_t *ii, size_t len, uint8_t **quote
 	int r;
 
 	*quote = *runtime = NULL;
+	if (!ii || !len)
+		return errbuf_set(err, errlen, "the document has no InstanceInfo");
 	if (len > VTPM_INSTANCE_INFO_MAX)
 		return errbuf_set(err, errlen, "InstanceInfo of %zu bytes", len);
 	o = json_parse_exact((const char *)ii, len);

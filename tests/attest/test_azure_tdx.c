@@ -90,6 +90,9 @@ TEST(azure_tdx_instance_info_as_go_marshals_it)
 	CHECK(azure_tdx_instance_info_parse((const uint8_t *)"{\"AttestationReport\":\"AA==\"}", 28,
 					    &pq, &ql, &pr, &rl, err, sizeof err) < 0);
 	CHECK(strstr(err, "no RuntimeData"));
+	/* a document without InstanceInfo (null in Go's JSON) */
+	CHECK(azure_tdx_instance_info_parse(NULL, 0, &pq, &ql, &pr, &rl, err, sizeof err) < 0);
+	CHECK(strstr(err, "no InstanceInfo"));
 }
 
 TEST(azure_tdx_tdquote_answer_is_unpadded_base64url)
