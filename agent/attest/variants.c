@@ -6,7 +6,7 @@
 
 #include "vtpm.h"
 
-/* extern const struct vtpm_variant vtpm_aws_nitro_tpm; */
+extern const struct vtpm_variant vtpm_aws_nitro_tpm;
 
 /* extern const struct vtpm_variant vtpm_aws_sev_snp; */
 
@@ -14,14 +14,14 @@
 
 extern const struct vtpm_variant vtpm_azure_tdx;
 
-/* extern const struct vtpm_variant vtpm_gcp_sev_es; */
+extern const struct vtpm_variant vtpm_gcp_sev_es;
 
 /* extern const struct vtpm_variant vtpm_gcp_sev_snp; */
 
 extern const struct vtpm_variant vtpm_qemu_vtpm;
 
 static const struct vtpm_variant *const variants[] = {
-    /* &vtpm_aws_nitro_tpm, */
+    &vtpm_aws_nitro_tpm,
 
     /* &vtpm_aws_sev_snp, */
 
@@ -29,7 +29,7 @@ static const struct vtpm_variant *const variants[] = {
 
     &vtpm_azure_tdx,
 
-    /* &vtpm_gcp_sev_es, */
+    &vtpm_gcp_sev_es,
 
     /* &vtpm_gcp_sev_snp, */
 

@@ -7,7 +7,7 @@
 
 #include "vtpm.h"
 
-/* extern const struct vtpm_check vtpm_check_aws_nitro_tpm; */
+extern const struct vtpm_check vtpm_check_aws_nitro_tpm;
 
 /* extern const struct vtpm_check vtpm_check_aws_sev_snp; */
 
@@ -15,14 +15,14 @@
 
 extern const struct vtpm_check vtpm_check_azure_tdx;
 
-/* extern const struct vtpm_check vtpm_check_gcp_sev_es; */
+extern const struct vtpm_check vtpm_check_gcp_sev_es;
 
 /* extern const struct vtpm_check vtpm_check_gcp_sev_snp; */
 
 extern const struct vtpm_check vtpm_check_qemu_vtpm;
 
 static const struct vtpm_check *const checks[] = {
-    /* &vtpm_check_aws_nitro_tpm, */
+    &vtpm_check_aws_nitro_tpm,
 
     /* &vtpm_check_aws_sev_snp, */
 
@@ -30,7 +30,7 @@ static const struct vtpm_check *const checks[] = {
 
     &vtpm_check_azure_tdx,
 
-    /* &vtpm_check_gcp_sev_es, */
+    &vtpm_check_gcp_sev_es,
 
     /* &vtpm_check_gcp_sev_snp, */
 

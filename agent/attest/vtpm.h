@@ -157,6 +157,22 @@ int vtpm_issue(const struct vtpm_env *env, const uint8_t user_data[ATLS_USER_DAT
 int vtpm_policy_init(struct vtpm_policy *p, const char *name, const char *text, size_t len,
 		     char *err, size_t errlen);
 void vtpm_policy_free(struct vtpm_policy *p);
+/* vtpm_validate with the quotes' qualifying data given as it is (recorded evidence made with
+ * a nonce of its own, e.g. go-tpm-tools' GCE test data), not made from a nonce and the user
+ * data; everything else is checked the same. */
+int vtpm_validate_raw(const struct vtpm_policy *p, const uint8_t *doc, size_t len,
+		      const uint8_t *tpm_nonce, size_t tn_len, char *err, size_t errlen);
+/* The GCE platform as go-tpm-tools reads it from PCR 0's SHA-256 events before the separator
+ * (gcp_es_verify.c; tools and tests): the GCE firmware version (-1: none) and the
+ * confidential technology of the NonHostInfo event (-1: none; 1 AMD SEV, 2 SEV-ES, 3 TDX,
+ * 4 SEV-SNP). -EINVAL, one line in err, for a log that does not parse or a forged PCR 0 event.
+ * Call it only on a log already replayed against a verified quote. */
+int gce_platform(const uint8_t *log, size_t len, long *version, int *tech, char *err,
+		 size_t errlen);
+/* The IMDS instance identity document body re-encoded as Go encodes aws-sdk-go-v2's
+ * imds.InstanceIdentityDocument (aws_nitro.c, in the agent): aws-nitro-tpm's InstanceInfo. */
+int aws_identity_document_go(const char *body, size_t len, uint8_t *out, size_t cap, size_t *ret,
+			     char *err, size_t errlen);
 /* Every variant's validator name ("aws-nitro-tpm, ..."), for tools' usage lines. */
 const char *vtpm_check_names(void);
 

@@ -255,7 +255,7 @@ static void hex_of(const uint8_t *b, size_t n, char *out, size_t cap)
 }
 
 static int check_quote(const TPMT_PUBLIC *ak, const struct doc *d, const struct quote *q,
-		       const uint8_t tpm_nonce[32], char *err, size_t errlen)
+		       const uint8_t *tpm_nonce, size_t tn_len, char *err, size_t errlen)
 {
 	TPMS_ATTEST att;
 	const br_hash_class *hc;
@@ -274,7 +274,7 @@ static int check_quote(const TPMT_PUBLIC *ak, const struct doc *d, const struct 
 	if (att.magic != TPM2_GENERATED_VALUE || att.type != TPM2_ST_ATTEST_QUOTE)
 		return errbuf_set(err, errlen, "quote magic 0x%08x or type 0x%04x wrong", att.magic,
 				  att.type);
-	if (att.extraData.size != 32 || memcmp(att.extraData.buffer, tpm_nonce, 32))
+	if (att.extraData.size != tn_len || memcmp(att.extraData.buffer, tpm_nonce, tn_len))
 		return errbuf_set(err, errlen, "quote nonce does not match ours");
 	if (att.attested.quote.pcrSelect.count != 1 ||
 	    att.attested.quote.pcrSelect.pcrSelections[0].hash != q->hash)
@@ -383,16 +383,19 @@ static int prefixed(int r, const char *name, char *err, size_t errlen)
 	return r;
 }
 
+/* raw: the TPM nonce itself (recorded evidence), else made from the nonce as Go does. */
 static int validate_doc(const struct vtpm_policy *p, const uint8_t *buf, size_t len,
-			const uint8_t *nonce, size_t nonce_len, uint8_t *user_data, size_t cap,
-			size_t *user_data_len, char *err, size_t errlen)
+			const uint8_t *nonce, size_t nonce_len, const uint8_t *raw, size_t raw_len,
+			uint8_t *user_data, size_t cap, size_t *user_data_len, char *err,
+			size_t errlen)
 {
+	size_t tn_len = 32;
 	const char *name = p->check->name;
 	struct vtpm_view view;
 	static const int order[] = {TPM_ALG_SHA512, TPM_ALG_SHA384, TPM_ALG_SHA256, TPM_ALG_SHA1};
 	struct doc *d = calloc(1, sizeof *d);
 	TPMT_PUBLIC ak;
-	uint8_t extra[32], tpm_nonce[32];
+	uint8_t extra[32], tpm_nonce[64];
 	const struct quote *q256 = NULL, *verified = NULL;
 	char why[256] = "no quote of a known bank";
 	br_sha256_context h;
@@ -415,6 +418,10 @@ static int validate_doc(const struct vtpm_policy *p, const uint8_t *buf, size_t 
 	br_sha256_update(&h, nonce, nonce_len);
 	br_sha256_out(&h, extra);
 	vtpm_tpm_nonce(d->instance_info, d->instance_info_len, extra, tpm_nonce);
+	if (raw && raw_len <= sizeof tpm_nonce) {
+		memcpy(tpm_nonce, raw, raw_len);
+		tn_len = raw_len;
+	}
 	view = (struct vtpm_view){
 	    .instance_info = d->instance_info,
 	    .instance_info_len = d->instance_info_len,
@@ -439,7 +446,7 @@ static int validate_doc(const struct vtpm_policy *p, const uint8_t *buf, size_t 
 					snprintf(why, sizeof why, "SHA-1 quotes are not accepted");
 				continue;
 			}
-			if (check_quote(&ak, d, &d->q[i], tpm_nonce, e, sizeof e) < 0) {
+			if (check_quote(&ak, d, &d->q[i], tpm_nonce, tn_len, e, sizeof e) < 0) {
 				if (!tried++)
 					snprintf(why, sizeof why, "bank 0x%04x: %s", order[o], e);
 				continue;
@@ -464,7 +471,7 @@ static int validate_doc(const struct vtpm_policy *p, const uint8_t *buf, size_t 
 	if (q256 != verified) {
 		char e[200];
 
-		if (check_quote(&ak, d, q256, tpm_nonce, e, sizeof e) < 0) {
+		if (check_quote(&ak, d, q256, tpm_nonce, tn_len, e, sizeof e) < 0) {
 			errbuf_set(err, errlen,
 				   "the SHA-256 quote that holds the measurements does "
 				   "not verify (%s)",
@@ -496,8 +503,24 @@ int vtpm_validate(const struct vtpm_policy *p, const uint8_t *doc, size_t len, c
 {
 	if (err && errlen)
 		err[0] = '\0';
+	return prefixed(validate_doc(p, doc, len, nonce, nonce_len, NULL, 0, user_data, cap,
+				     user_data_len, err, errlen),
+			p->check->name, err, errlen);
+}
+
+int vtpm_validate_raw(const struct vtpm_policy *p, const uint8_t *doc, size_t len,
+		      const uint8_t *tpm_nonce, size_t tn_len, char *err, size_t errlen)
+{
+	uint8_t ud[256];
+	size_t n;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!tn_len || tn_len > 64)
+		return errbuf_set(err, errlen, "%s: a TPM nonce of %zu bytes", p->check->name,
+				  tn_len);
 	return prefixed(
-	    validate_doc(p, doc, len, nonce, nonce_len, user_data, cap, user_data_len, err, errlen),
+	    validate_doc(p, doc, len, NULL, 0, tpm_nonce, tn_len, ud, sizeof ud, &n, err, errlen),
 	    p->check->name, err, errlen);
 }
 

@@ -41,6 +41,12 @@ const br_hash_class *eventlog_hash(uint16_t alg)
 int eventlog_replay(const uint8_t *log, size_t len, uint16_t alg, struct eventlog_pcrs *out,
 		    char *err, size_t errlen)
 {
+	return eventlog_walk(log, len, alg, out, NULL, NULL, err, errlen);
+}
+
+int eventlog_walk(const uint8_t *log, size_t len, uint16_t alg, struct eventlog_pcrs *out,
+		  eventlog_fn fn, void *ctx, char *err, size_t errlen)
+{
 	struct {
 		uint16_t alg, size;
 	} algs[8];
@@ -117,6 +123,9 @@ int eventlog_replay(const uint8_t *log, size_t len, uint16_t alg, struct eventlo
 			return errbuf_set(err, errlen, "event log: event %d data truncated",
 					  n_events);
 		ev_size = le32(log + off);
+		if (fn && pcr < EVENTLOG_PCRS && mine &&
+		    fn(ctx, pcr, type, mine, dlen, log + off + 4, ev_size) < 0)
+			return errbuf_set(err, errlen, "event log: event %d refused", n_events);
 		if (type == EV_NO_ACTION) {
 			/* StartupLocality: PCR 0 starts at 00..0<locality> */
 			if (pcr == 0 && ev_size >= 17 &&

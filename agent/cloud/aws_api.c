@@ -1086,6 +1086,70 @@ int aws_describe_instance(const struct aws_api *api, const char *id, struct aws_
 	return 0;
 }
 
+/* The images of a DescribeImages response (the <item>s directly in <imagesSet>) and the
+ * first one's <tpmSupport> ("" when it has none). */
+int aws_parse_describe_images_tpm(const char *xml, size_t len, int *count, char *tpm, size_t cap)
+{
+	const char *p = xml, *end = xml + len, *set = NULL;
+	int depth = 0, in_set = 0;
+
+	*count = 0;
+	if (cap)
+		tpm[0] = '\0';
+	while (p < end && (p = memchr(p, '<', (size_t)(end - p)))) {
+		const char *q = memchr(p, '>', (size_t)(end - p));
+		size_t n;
+
+		if (!q)
+			return -EINVAL;
+		n = (size_t)(q - p + 1);
+		if (n == 11 && !memcmp(p, "<imagesSet>", 11))
+			in_set = 1, set = q + 1;
+		else if (n == 12 && !memcmp(p, "</imagesSet>", 12))
+			in_set = 0;
+		else if (in_set && n == 6 && !memcmp(p, "<item>", 6) && depth++ == 0)
+			++*count;
+		else if (in_set && n == 7 && !memcmp(p, "</item>", 7) && depth-- <= 0)
+			return -EINVAL;
+		else if (in_set && depth == 1 && *count == 1 && n == 12 &&
+			 !memcmp(p, "<tpmSupport>", 12)) {
+			const char *v = q + 1, *e = memchr(v, '<', (size_t)(end - v));
+
+			if (!e || (size_t)(e - v) >= cap)
+				return -EINVAL;
+			memcpy(tpm, v, (size_t)(e - v));
+			tpm[e - v] = '\0';
+		}
+		p = q + 1;
+	}
+	return set && !in_set && depth == 0 ? 0 : -EINVAL;
+}
+
+int aws_describe_image_tpm_support(const struct aws_api *api, const char *image_id, char *tpm,
+				   size_t cap)
+{
+	char body[512] = "Action=DescribeImages&Version=2016-11-15";
+	struct http_response resp;
+	int count = 0, r;
+
+	if (form_add(body, sizeof body, "ImageId.1", image_id) < 0)
+		return -E2BIG;
+	struct aws_call call = {"ec2", "DescribeImages", "ec2:DescribeImages", FORM, NULL, body};
+
+	r = aws_call(api, &call, &resp);
+	if (r < 0)
+		return r;
+	r = aws_parse_describe_images_tpm(resp.body, resp.len, &count, tpm, cap);
+	http_response_free(&resp);
+	if (r < 0)
+		return log_err(-EBADMSG, "aws: DescribeImages %s: the response does not parse",
+			       image_id);
+	if (count != 1)
+		return log_err(count ? -EBADMSG : -ENOENT, "aws: DescribeImages %s: %d images",
+			       image_id, count);
+	return 0;
+}
+
 int aws_list_instances(const struct aws_api *api, const char *uid, struct aws_instance *out,
 		       int max, int *count)
 {

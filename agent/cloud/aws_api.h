@@ -106,6 +106,11 @@ int aws_send_http(void *ctx, const char *url, const char *headers, const void *b
 
 /* The instance with this id (DescribeInstances InstanceId.1): exactly one, else -ENOENT. */
 int aws_describe_instance(const struct aws_api *api, const char *id, struct aws_instance *out);
+/* DescribeImages ImageId.1 (the aws-nitro-tpm validator's check): exactly one image, else
+ * -ENOENT (none) or -EBADMSG; its tpmSupport ("v2.0", or "" when it has none) into tpm. */
+int aws_describe_image_tpm_support(const struct aws_api *api, const char *image_id, char *tpm,
+				   size_t cap);
+int aws_parse_describe_images_tpm(const char *xml, size_t len, int *count, char *tpm, size_t cap);
 /* The running instances tagged constellation-uid=uid, every page followed (AWS_MAX_PAGES at
  * most); as Constellation's List: a running one without a private IP or a role tag is an
  * error. */

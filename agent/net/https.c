@@ -1,5 +1,7 @@
 /* The TLS client under https://: ordinary web PKI, unlike aTLS. BearSSL's full client profile
- * narrowed to TLS 1.2 with ECDHE and AEAD suites (what GitHub, CDNs and Python's ssl all
+ * narrowed to TLS 1.2 with ECDHE and AEAD suites, set up piece by piece (client_init) so that
+ * the agent does not link what br_ssl_client_init_full brings for other suites and versions
+ * (3DES, CBC, CCM, MD5, RSA key exchange: about 14 KB) (what GitHub, CDNs and Python's ssl all
  * offer), the server name sent as SNI and checked by br_x509_minimal against the chain, the
  * chain checked against the CA bundle's anchors at the system clock's time (an address host
  * against the certificate's iPAddress names, below). The engine is driven over a non-blocking
@@ -43,6 +45,38 @@ struct tls_client {
 	struct ip_check ipc;
 	unsigned char iobuf[BR_SSL_BUFSIZE_BIDI];
 };
+
+/* br_ssl_client_init_full for TLS 1.2 and the suites below only: ECDHE (X25519, P-256,
+ * P-384, P-521) with RSA or ECDSA signatures, AES-GCM and ChaCha20-Poly1305, the TLS 1.2 PRFs,
+ * the chain checked by br_x509_minimal with the same hashes and signature algorithms. */
+static void client_init(br_ssl_client_context *cc, br_x509_minimal_context *xc,
+			const br_x509_trust_anchor *ta, size_t n)
+{
+	static const br_hash_class *const hashes[] = {
+	    &br_sha1_vtable,   &br_sha224_vtable, &br_sha256_vtable,
+	    &br_sha384_vtable, &br_sha512_vtable,
+	};
+
+	br_ssl_client_zero(cc);
+	br_ssl_engine_set_versions(&cc->eng, BR_TLS12, BR_TLS12);
+	br_x509_minimal_init(xc, &br_sha256_vtable, ta, n);
+	br_ssl_engine_set_default_rsavrfy(&cc->eng);
+	br_ssl_engine_set_default_ecdsa(&cc->eng);
+	br_x509_minimal_set_rsa(xc, br_ssl_engine_get_rsavrfy(&cc->eng));
+	br_x509_minimal_set_ecdsa(xc, br_ssl_engine_get_ec(&cc->eng),
+				  br_ssl_engine_get_ecdsa(&cc->eng));
+	for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++) {
+		int id = (int)((hashes[i]->desc >> BR_HASHDESC_ID_OFF) & BR_HASHDESC_ID_MASK);
+
+		br_ssl_engine_set_hash(&cc->eng, id, hashes[i]);
+		br_x509_minimal_set_hash(xc, id, hashes[i]);
+	}
+	br_ssl_engine_set_x509(&cc->eng, &xc->vtable);
+	br_ssl_engine_set_prf_sha256(&cc->eng, &br_tls12_sha256_prf);
+	br_ssl_engine_set_prf_sha384(&cc->eng, &br_tls12_sha384_prf);
+	br_ssl_engine_set_default_aes_gcm(&cc->eng);
+	br_ssl_engine_set_default_chapol(&cc->eng);
+}
 
 static const uint16_t suites[] = {
     BR_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
@@ -307,8 +341,7 @@ int tls_client_open(int fd, const char *host, const struct ca_bundle *ca, uint64
 		return -ENOMEM;
 	c->fd = fd;
 	snprintf(c->host, sizeof c->host, "%s", host);
-	br_ssl_client_init_full(&c->sc, &c->xc, ca->ta, ca->n);
-	br_ssl_engine_set_versions(&c->sc.eng, BR_TLS12, BR_TLS12);
+	client_init(&c->sc, &c->xc, ca->ta, ca->n);
 	br_ssl_engine_set_suites(&c->sc.eng, suites, sizeof suites / sizeof suites[0]);
 	br_ssl_engine_add_flags(&c->sc.eng, BR_OPT_NO_RENEGOTIATION);
 	/* days since 0000-01-01 (proleptic Gregorian) as BearSSL counts: 719528 at the epoch */

@@ -104,8 +104,14 @@ usage_error agent_net_dhcp_bad_timeout_exits_2 \
 	net-dhcp --timeout 5s
 usage_error agent_rejoin_unknown_option_exits_2 \
 	"constel-agent rejoin: unknown option '--name'" rejoin --name n
+# the line names every variant the agent knows (the list grows with the variants), dummy last
+known=$(for v in aws-nitro-tpm aws-sev-snp azure-sev-snp azure-tdx gcp-sev-es gcp-sev-snp qemu-vtpm; do
+	"$agent" --tpm swtpm:host=127.0.0.1,port=1 attest --attestation $v --nonce 00 \
+		--user-data "$(printf '00%.0s' $(seq 32))" 2>&1 | grep -q 'unknown attestation variant' ||
+		printf '%s, ' $v
+done)
 usage_error agent_unknown_attestation_variant_exits_2 \
-	"constel-agent serve-recover: unknown attestation variant 'sev' (azure-tdx, qemu-vtpm, dummy)" \
+	"constel-agent serve-recover: unknown attestation variant 'sev' (${known}dummy)" \
 	serve-recover --listen 127.0.0.1:0 --disk-uuid u --out o --attestation sev
 usage_error agent_attest_needs_32_bytes_of_user_data \
 	"constel-agent attest: option --user-data: 32 bytes in hex" attest --nonce 00 --user-data 0011

@@ -20,6 +20,10 @@ Written from AWS's documentation:
   (AuthFailure, SignatureDoesNotMatch, RequestExpired, UnauthorizedOperation 403,
   RequestLimitExceeded 503, the <Response><Errors><Error>... shape, "RequestID"),
   throttling.html (RequestLimitExceeded).
+- EC2 DescribeImages: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeImages.html
+  (ImageId.N; the response's imagesSet/item with imageId and tpmSupport "v2.0" when the AMI
+  has it, absent otherwise; an unknown id is 400 InvalidAMIID.NotFound "The image id
+  '[ami-...]' does not exist").
 - Resource Groups Tagging API (JSON 1.1):
   https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/API_GetResources.html
   (X-Amz-Target ResourceGroupsTaggingAPI_20170126.GetResources, Content-Type
@@ -54,6 +58,7 @@ State (--state FILE, JSON):
    "instances": [{"InstanceId", "PrivateIpAddress", "AvailabilityZone", "State",
                   "Tags": {k: v}}],
    "load_balancers": [{"LoadBalancerArn", "LoadBalancerName", "DNSName", "Tags": {k: v}}],
+   "images": [{"ImageId", "TpmSupport" (optional, "v2.0")}],
    "deny": ["ec2:DescribeInstances", ...],          IAM permissions the identity lacks
    "throttle": {"ec2:DescribeInstances": 2, ...},   that many first calls are throttled
    "page_size": {"ec2": 5, "tagging": 1, "elb": 1}} a page's cap below what the caller asks
@@ -339,6 +344,29 @@ def describe_instances(p):
     return 200, "text/xml;charset=UTF-8", body.encode()
 
 
+def describe_images(p):
+    if p.get("Version") != "2016-11-15":
+        raise Fail(400, "InvalidParameterValue", "Version must be 2016-11-15 here")
+    ids = indexed(p, "ImageId")
+    known = {i["ImageId"]: i for i in STATE.get("images", [])}
+    for x in ids:
+        if x not in known:
+            raise Fail(400, "InvalidAMIID.NotFound", "The image id '[%s]' does not exist" % x)
+    items = "".join(
+        "<item><imageId>%s</imageId><imageState>available</imageState>"
+        "<imageOwnerId>012345678900</imageOwnerId><isPublic>false</isPublic>"
+        "<architecture>x86_64</architecture><imageType>machine</imageType>"
+        "<blockDeviceMapping><item><deviceName>/dev/xvda</deviceName></item></blockDeviceMapping>"
+        "%s<bootMode>uefi</bootMode></item>"
+        % (xml_escape(i["ImageId"]),
+           "<tpmSupport>%s</tpmSupport>" % xml_escape(i["TpmSupport"]) if i.get("TpmSupport") else "")
+        for i in (known[x] for x in ids))
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeImagesResponse xmlns="%s">'
+            "<requestId>%s</requestId><imagesSet>%s</imagesSet></DescribeImagesResponse>"
+            % (EC2_NS, uuid.uuid4(), items))
+    return 200, "text/xml;charset=UTF-8", body.encode()
+
+
 def describe_load_balancers(p):
     if p.get("Version") != "2015-12-01":
         raise Fail(400, "InvalidAction", "Could not find operation DescribeLoadBalancers "
@@ -449,6 +477,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if service == "ec2" and p.get("Action") == "DescribeInstances":
                     gate(service, "ec2:DescribeInstances")
                     status, ctype, out = describe_instances(p)
+                elif service == "ec2" and p.get("Action") == "DescribeImages":
+                    gate(service, "ec2:DescribeImages")
+                    status, ctype, out = describe_images(p)
                 elif service == "elasticloadbalancing" and \
                         p.get("Action") == "DescribeLoadBalancers":
                     gate(service, "elasticloadbalancing:DescribeLoadBalancers")

@@ -55,9 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	}
-	default:
+	default: /* an error body, or DescribeImages (the same input for both) */
 		if (aws_parse_error(x, size - 1, code, sizeof code, msg, sizeof msg) == 0 &&
 		    (strlen(code) >= sizeof code || strlen(msg) >= sizeof msg))
+			abort();
+		if (aws_parse_describe_images_tpm(x, size - 1, &n, code, sizeof code) == 0 &&
+		    (n < 0 || strlen(code) >= sizeof code))
 			abort();
 		break;
 	}

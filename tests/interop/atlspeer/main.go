@@ -34,6 +34,11 @@
 //	    encoding/json of the same values, the RSA AK, each quote's signature, magic, type,
 //	    nonce, selection and PCR digest (SHA-512/384/256, first that passes); prints
 //	    "OK user_data=<hex> pcr15=<hex>" or "ERR <why>".
+//	atlspeer verify-ii --variant aws-nitro-tpm|gcp-sev-es --doc FILE [--source FILE]
+//	    the document's InstanceInfo as Constellation's Go issuer makes it: decoded into the Go
+//	    struct (aws-sdk-go-v2's imds.InstanceIdentityDocument, go-tpm-tools'
+//	    attest.GCEInstanceInfo json tags) and encoded again byte-identical, and for AWS the
+//	    same bytes as Go makes from the raw IMDS body in --source; prints "OK <json>".
 //	atlspeer join-client --addr HOST:PORT --disk-uuid U --ca FILE
 //	    the same with a Go-made CSR and ed25519 SSH key; the ticket's kubelet certificate is
 //	    verified against FILE and its host certificate with x/crypto/ssh.
@@ -1076,6 +1081,87 @@ func verifyQemuDoc(raw, nonce []byte) ([]byte, []byte, error) {
 	return doc.UserData, pcr15, nil
 }
 
+// aws-sdk-go-v2 feature/ec2/imds InstanceIdentityDocument: its fields, order and tags.
+type awsIdentityDocument struct {
+	DevpayProductCodes      []string  `json:"devpayProductCodes"`
+	MarketplaceProductCodes []string  `json:"marketplaceProductCodes"`
+	AvailabilityZone        string    `json:"availabilityZone"`
+	PrivateIP               string    `json:"privateIp"`
+	Version                 string    `json:"version"`
+	Region                  string    `json:"region"`
+	InstanceID              string    `json:"instanceId"`
+	BillingProducts         []string  `json:"billingProducts"`
+	InstanceType            string    `json:"instanceType"`
+	AccountID               string    `json:"accountId"`
+	PendingTime             time.Time `json:"pendingTime"`
+	ImageID                 string    `json:"imageId"`
+	KernelID                string    `json:"kernelId"`
+	RamdiskID               string    `json:"ramdiskId"`
+	Architecture            string    `json:"architecture"`
+}
+
+// go-tpm-tools attest.GCEInstanceInfo as protoc-gen-go tags it.
+type gceInstanceInfo struct {
+	Zone          string `json:"zone,omitempty"`
+	ProjectId     string `json:"project_id,omitempty"`
+	ProjectNumber uint64 `json:"project_number,omitempty"`
+	InstanceName  string `json:"instance_name,omitempty"`
+	InstanceId    uint64 `json:"instance_id,omitempty"`
+}
+
+func runVerifyII(variant, docPath, source string) error {
+	raw, err := os.ReadFile(docPath)
+	if err != nil {
+		return err
+	}
+	var doc goDoc
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &doc); err != nil {
+		return fmt.Errorf("document: %w", err)
+	}
+	ii := doc.InstanceInfo
+	var v interface{}
+	switch variant {
+	case "aws-nitro-tpm":
+		v = &awsIdentityDocument{}
+	case "gcp-sev-es":
+		v = &gceInstanceInfo{}
+	default:
+		return fmt.Errorf("verify-ii: no variant %q", variant)
+	}
+	if err := json.Unmarshal(ii, v); err != nil {
+		return fmt.Errorf("InstanceInfo: %w", err)
+	}
+	again, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(again, ii) {
+		return fmt.Errorf("InstanceInfo is not Go's encoding: go %s, ours %s", again, ii)
+	}
+	if g, ok := v.(*gceInstanceInfo); ok && (g.Zone == "" || g.ProjectId == "" || g.InstanceName == "") {
+		return fmt.Errorf("InstanceInfo lacks zone, project_id or instance_name: %s", ii)
+	}
+	if source != "" {
+		body, err := os.ReadFile(source)
+		if err != nil {
+			return err
+		}
+		var d awsIdentityDocument
+		if err := json.Unmarshal(body, &d); err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+		fromSource, err := json.Marshal(&d)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(fromSource, ii) {
+			return fmt.Errorf("InstanceInfo is not what Go makes of the IMDS body: go %s, ours %s", fromSource, ii)
+		}
+	}
+	fmt.Printf("OK %s\n", ii)
+	return nil
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: atlspeer server|client [flags]")
@@ -1100,6 +1186,8 @@ func main() {
 	caPath := fs.String("ca", "", "join-client: with a real CSR and SSH key, verify the ticket against this CA")
 	hashPath := fs.String("hash", "", "init-server: the bcrypt hash file of the init secret")
 	docPath := fs.String("doc", "", "verify-qemu: the document file")
+	variant := fs.String("variant", "", "verify-ii: the attestation variant")
+	source := fs.String("source", "", "verify-ii: the raw IMDS identity document")
 	fs.Parse(os.Args[2:])
 
 	var err error
@@ -1138,6 +1226,8 @@ func main() {
 		err = runMetadataClient(*addr)
 	case "verify-qemu":
 		err = runVerifyQemu(*nonceHex, *docPath)
+	case "verify-ii":
+		err = runVerifyII(*variant, *docPath, *source)
 	case "join-bench":
 		err = runJoinBench(o, *addr, *count)
 	case "bcrypt":
