@@ -31,7 +31,8 @@ static const char usage[] =
     "--user-data also requires the document to vouch for exactly these bytes.\n"
     "Exit codes: 0 valid, 1 refused (the last line says why), 2 wrong command line.\n"
     "\n"
-    "constel-verify snp-report --help: checks a SEV-SNP attestation report alone.\n";
+    "constel-verify snp-report --help: checks a SEV-SNP attestation report alone.\n"
+    "constel-verify tdx-quote --help: checks an Intel TDX quote alone.\n";
 
 /* A file without its trailing line ends; documents and measurements are far below 64 MiB. */
 static int read_all(const char *path, char **ret, size_t *len)
@@ -44,6 +45,7 @@ static int read_all(const char *path, char **ret, size_t *len)
 }
 
 #include "snp-report.h"
+#include "tdx-quote.h"
 
 int main(int argc, char **argv)
 {
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
 	log_set_program("constel-verify");
 	if (argc > 1 && !strcmp(argv[1], "snp-report"))
 		return snp_report_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "tdx-quote"))
+		return tdx_quote_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		const char **dst = NULL;
 

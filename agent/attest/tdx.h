@@ -95,6 +95,10 @@ struct tdx_verify_opts {
 	 * CA's CRL (signed by the root). Each must be current at o->at. */
 	const uint8_t *pck_crl, *root_crl;
 	size_t pck_crl_len, root_crl_len;
+	/* PCS's SGX-PCK-CRL-Issuer-Chain (PEM: the PCK's CA, the root); NULL: not checked. Its
+	 * CA must be byte for byte the quote's, its root the trusted one. */
+	const char *pck_crl_chain;
+	size_t pck_crl_chain_len;
 	/* QE identity: the body of PCS's qe/identity answer (JSON) and its
 	 * SGX-Enclave-Identity-Issuer-Chain (PEM: Intel SGX TCB Signing, the root); NULL: not
 	 * checked. */
@@ -116,6 +120,57 @@ void tdx_verify_opts_init(struct tdx_verify_opts *o);
  * -EINVAL with one line in err. */
 int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, struct tdx_quote *q,
 	       char *err, size_t errlen);
+
+/* The policy of Constellation's attestationConfig for azure-tdx (go-tdx-guest's validate
+ * options): minimum QE SVN and PCE SVN (quote header), minimum TEE TCB SVN (each of its 16
+ * bytes), and, when set, the exact QE vendor ID, MRSEAM and XFAM. */
+struct tdx_policy {
+	uint16_t min_qe_svn, min_pce_svn;
+	uint8_t min_tee_tcb_svn[16];
+	uint8_t qe_vendor_id[16], mr_seam[48], xfam[8];
+	int has_qe_vendor_id, has_mr_seam, has_xfam;
+};
+
+/* Parses the policy from JSON as Constellation's config holds it: {"qeSVN": N, "pceSVN": N,
+ * "teeTCBSVN": "<32 hex>", "qeVendorID": "<32 hex>", "mrSeam": "<96 hex>", "xfam": "<16
+ * hex>"}; other keys are ignored; a field left out is not checked (SVNs: 0); "latest" is
+ * refused (the CLI resolves it before the config reaches a validator). 0, or -EINVAL with
+ * one line naming the field. */
+int tdx_policy_parse(const char *json, size_t len, struct tdx_policy *p, char *err, size_t errlen);
+
+/* The policy against a quote tdx_verify accepted. 0, or -EACCES with one line naming the
+ * field, the quote's value and the policy's. */
+int tdx_policy_check(const struct tdx_quote *q, const struct tdx_policy *p, char *err,
+		     size_t errlen);
+
+/* ---- collateral from a folder (tdx_collateral.c), validators only ----
+ * The answers of Intel's PCS saved as files, the bodies as PCS sends them and each
+ * issuer chain as the PEM of its header: tcbinfo.json (tdx/certification/v4/tcb),
+ * tcbinfo-issuer-chain.pem, qeidentity.json (tdx/certification/v4/qe/identity),
+ * qeidentity-issuer-chain.pem, pckcrl.der (sgx/certification/v4/pckcrl, DER),
+ * pckcrl-issuer-chain.pem and rootcrl.der (the SGX Root CA's CRL). All seven required. */
+enum {
+	TDX_COLL_TCBINFO,
+	TDX_COLL_TCBINFO_CHAIN,
+	TDX_COLL_QEID,
+	TDX_COLL_QEID_CHAIN,
+	TDX_COLL_PCKCRL,
+	TDX_COLL_PCKCRL_CHAIN,
+	TDX_COLL_ROOTCRL,
+	TDX_COLL_N
+};
+struct tdx_collateral {
+	char *f[TDX_COLL_N]; /* NUL-terminated */
+	size_t len[TDX_COLL_N];
+};
+extern const char *const tdx_collateral_names[TDX_COLL_N];
+
+/* Reads the seven files of dir, each bounded in size (TCB info 256 KiB, QE identity 64 KiB,
+ * chains 16 KiB, CRLs 1 MiB). 0, or a negative errno with one line in err naming the file. */
+int tdx_collateral_load(const char *dir, struct tdx_collateral *c, char *err, size_t errlen);
+void tdx_collateral_free(struct tdx_collateral *c);
+/* Points o's CRLs, chains, QE identity and TCB info at c. */
+void tdx_collateral_opts(const struct tdx_collateral *c, struct tdx_verify_opts *o);
 
 /* Intel's SGX Root CA certificate, DER (tdx_roots.c). */
 extern const uint8_t tdx_intel_sgx_root[];

@@ -273,6 +273,19 @@ static int check_chain(const struct tdx_quote *q, const struct tdx_verify_opts *
 	if (o->root_crl && (r = check_crl(o->root_crl, o->root_crl_len, "root CA CRL", &trusted,
 					  &ca.serial, "PCK's CA", o->at, err, errlen)) < 0)
 		return r;
+	if (o->pck_crl_chain) {
+		static uint8_t cder[2][PCK_DER_MAX];
+		size_t cl[2];
+
+		if ((r = split_chain((const uint8_t *)o->pck_crl_chain, o->pck_crl_chain_len, cder,
+				     cl, 2, "pck crl issuer chain", err, errlen)) < 0)
+			return r;
+		if (cl[0] != der_len[1] || memcmp(cder[0], der[1], cl[0]) || cl[1] != trl ||
+		    memcmp(cder[1], tr, trl))
+			return errbuf_set(err, errlen,
+					  "tdx: pck crl issuer chain: not the quote's PCK CA and "
+					  "the trusted root");
+	}
 	if (o->pck_crl && (r = check_crl(o->pck_crl, o->pck_crl_len, "PCK CRL", &ca, &pck->serial,
 					 "PCK certificate", o->at, err, errlen)) < 0)
 		return r;
@@ -758,5 +771,110 @@ int tdx_verify(const uint8_t *b, size_t len, const struct tdx_verify_opts *o, st
 		return r;
 	if (o->tcb_info && (r = check_tcb_info(q, &pck, o, err, errlen)) < 0)
 		return r;
+	return 0;
+}
+
+/* ---- the policy ---- */
+
+static int policy_hex(struct json_object *o, const char *k, uint8_t *out, size_t n, int *has,
+		      char *err, size_t errlen)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (!json_object_object_get_ex(o, k, &v))
+		return 0;
+	s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (s && !strcmp(s, "latest"))
+		return errbuf_set(err, errlen,
+				  "tdx: policy: %s is \"latest\": resolve it to a value first", k);
+	if (!s || strlen(s) != 2 * n || hex_decode(s, 2 * n, out, n, NULL) < 0)
+		return errbuf_set(err, errlen, "tdx: policy: %s is not %zu bytes in hex", k, n);
+	if (has)
+		*has = 1;
+	return 0;
+}
+
+static int policy_svn(struct json_object *o, const char *k, uint16_t *out, char *err, size_t errlen)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(o, k, &v))
+		return 0;
+	if (json_object_is_type(v, json_type_string) &&
+	    !strcmp(json_object_get_string(v), "latest"))
+		return errbuf_set(err, errlen,
+				  "tdx: policy: %s is \"latest\": resolve it to a value first", k);
+	if (!json_object_is_type(v, json_type_int) || (n = json_object_get_int64(v)) < 0 ||
+	    n > 0xffff)
+		return errbuf_set(err, errlen, "tdx: policy: %s is not a number from 0 to 65535",
+				  k);
+	*out = (uint16_t)n;
+	return 0;
+}
+
+int tdx_policy_parse(const char *json, size_t len, struct tdx_policy *p, char *err, size_t errlen)
+{
+	struct json_object *o;
+	int r;
+
+	memset(p, 0, sizeof *p);
+	while (len && (json[len - 1] == '\n' || json[len - 1] == '\r' || json[len - 1] == ' '))
+		len--;
+	o = json_parse_exact(json, len);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return errbuf_set(err, errlen, "tdx: policy: not a JSON object");
+	}
+	if ((r = policy_svn(o, "qeSVN", &p->min_qe_svn, err, errlen)) < 0 ||
+	    (r = policy_svn(o, "pceSVN", &p->min_pce_svn, err, errlen)) < 0 ||
+	    (r = policy_hex(o, "teeTCBSVN", p->min_tee_tcb_svn, 16, NULL, err, errlen)) < 0 ||
+	    (r = policy_hex(o, "qeVendorID", p->qe_vendor_id, 16, &p->has_qe_vendor_id, err,
+			    errlen)) < 0 ||
+	    (r = policy_hex(o, "mrSeam", p->mr_seam, 48, &p->has_mr_seam, err, errlen)) < 0 ||
+	    (r = policy_hex(o, "xfam", p->xfam, 8, &p->has_xfam, err, errlen)) < 0) {
+		json_object_put(o);
+		return r;
+	}
+	json_object_put(o);
+	return 0;
+}
+
+static int policy_refuse(char *err, size_t errlen, const char *field, const uint8_t *got,
+			 const uint8_t *want, size_t n, const char *how)
+{
+	char g[97], w[97];
+
+	hex_encode(got, n, g, sizeof g);
+	hex_encode(want, n, w, sizeof w);
+	errbuf_set(err, errlen, "tdx: policy: %s %s is %s the policy's %s", field, g, how, w);
+	return -EACCES;
+}
+
+int tdx_policy_check(const struct tdx_quote *q, const struct tdx_policy *p, char *err,
+		     size_t errlen)
+{
+	if (q->header.qe_svn < p->min_qe_svn) {
+		errbuf_set(err, errlen, "tdx: policy: qeSVN %u is below the policy's minimum %u",
+			   q->header.qe_svn, p->min_qe_svn);
+		return -EACCES;
+	}
+	if (q->header.pce_svn < p->min_pce_svn) {
+		errbuf_set(err, errlen, "tdx: policy: pceSVN %u is below the policy's minimum %u",
+			   q->header.pce_svn, p->min_pce_svn);
+		return -EACCES;
+	}
+	for (int i = 0; i < 16; i++)
+		if (q->body.tee_tcb_svn[i] < p->min_tee_tcb_svn[i])
+			return policy_refuse(err, errlen, "teeTCBSVN", q->body.tee_tcb_svn,
+					     p->min_tee_tcb_svn, 16, "below (byte by byte)");
+	if (p->has_qe_vendor_id && memcmp(q->header.qe_vendor_id, p->qe_vendor_id, 16))
+		return policy_refuse(err, errlen, "qeVendorID", q->header.qe_vendor_id,
+				     p->qe_vendor_id, 16, "not");
+	if (p->has_mr_seam && memcmp(q->body.mr_seam, p->mr_seam, 48))
+		return policy_refuse(err, errlen, "mrSeam", q->body.mr_seam, p->mr_seam, 48, "not");
+	if (p->has_xfam && memcmp(q->body.xfam, p->xfam, 8))
+		return policy_refuse(err, errlen, "xfam", q->body.xfam, p->xfam, 8, "not");
 	return 0;
 }

@@ -12,7 +12,7 @@ extern const struct vtpm_variant vtpm_aws_sev_snp;
 
 extern const struct vtpm_variant vtpm_azure_sev_snp;
 
-/* extern const struct vtpm_variant vtpm_azure_tdx; */
+extern const struct vtpm_variant vtpm_azure_tdx;
 
 extern const struct vtpm_variant vtpm_gcp_sev_es;
 
@@ -27,7 +27,7 @@ static const struct vtpm_variant *const variants[] = {
 
     &vtpm_azure_sev_snp,
 
-    /* &vtpm_azure_tdx, */
+    &vtpm_azure_tdx,
 
     &vtpm_gcp_sev_es,
 

@@ -13,7 +13,7 @@ extern const struct vtpm_check vtpm_check_aws_sev_snp;
 
 extern const struct vtpm_check vtpm_check_azure_sev_snp;
 
-/* extern const struct vtpm_check vtpm_check_azure_tdx; */
+extern const struct vtpm_check vtpm_check_azure_tdx;
 
 extern const struct vtpm_check vtpm_check_gcp_sev_es;
 
@@ -28,7 +28,7 @@ static const struct vtpm_check *const checks[] = {
 
     &vtpm_check_azure_sev_snp,
 
-    /* &vtpm_check_azure_tdx, */
+    &vtpm_check_azure_tdx,
 
     &vtpm_check_gcp_sev_es,
 

@@ -163,7 +163,8 @@ int x509_crl_parse(const uint8_t *der, size_t len, struct x509_crl *c)
 	    x509_name_cn(tmp, &alg) < 0 || der_time(&tbs, &c->this_update) < 0 ||
 	    der_time(&tbs, &c->next_update) < 0)
 		return -EBADMSG;
-	switch (der_expect(&tbs, DER_SEQUENCE, &c->revoked, NULL)) {
+	/* revokedCertificates and crlExtensions are both optional: a CRL may end here */
+	switch (tbs.len ? der_expect(&tbs, DER_SEQUENCE, &c->revoked, NULL) : -ENOENT) {
 	case 0:
 		break;
 	case -ENOENT: /* none revoked (der_expect left the next element's content) */
@@ -174,7 +175,7 @@ int x509_crl_parse(const uint8_t *der, size_t len, struct x509_crl *c)
 		return -EBADMSG;
 	}
 	/* crlExtensions [0] */
-	if (der_expect(&tbs, 0xa0, &tmp, NULL) == -EBADMSG)
+	if (tbs.len && der_expect(&tbs, 0xa0, &tmp, NULL) == -EBADMSG)
 		return -EBADMSG;
 	if (tbs.len || der_next(&tbs, &tag, &tmp, NULL) == 0)
 		return -EBADMSG;

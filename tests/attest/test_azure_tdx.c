@@ -1,0 +1,402 @@
+/* azure-tdx (attest/azure_tdx.c issuer, azure_tdx_verify.c validator): the recorded Azure
+ * HCL report (tdx-azure/hclreport.bin from ${CONSTEL_VECTORS:-../shared/vectors}; missing is
+ * a failure) parses as Constellation's issuer reads it and its REPORTDATA binds its runtime
+ * data; every offset is checked; InstanceInfo is byte for byte what Go's encoding/json makes;
+ * the IMDS answer is unpadded base64url. End to end: swtpm provisioned as Azure's TDX vTPM
+ * (the HCL AK at 0x81000003, an HCL report of type 4 this test makes whose REPORTDATA binds
+ * runtime data naming that AK, in NV 0x01400001) and the fake IMDS /acc/tdquote
+ * (fake_tdquote.py, which signs with the test Intel chain of tdx-test/): the document is
+ * accepted with the test root and collateral, and refused with Intel's root, with a tampered
+ * quote, or when the runtime data names another key. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bearssl.h>
+#include <tss2/tss2_mu.h>
+
+#include "attest/attest.h"
+#include "attest/azure_tdx.h"
+#include "attest/hcl.h"
+#include "attest/vtpm.h"
+#include "base/base.h"
+#include "harness.h"
+#include "net/net.h"
+#include "tpm/swtpm.h"
+#include "vtpm_provision.h"
+
+extern const struct vtpm_variant vtpm_azure_tdx;
+
+TEST(azure_tdx_recorded_hcl_report_parses_and_binds)
+{
+	size_t len, rl;
+	uint8_t *b = harness_vector("tdx-azure/hclreport.bin", &len);
+	const uint8_t *td, *rt;
+	char err[256] = "";
+
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	if (azure_tdx_hcl_parse(b, len, &td, &rt, &rl, err, sizeof err) < 0)
+		harness_fail(__FILE__, __LINE__, "refused: %s", err);
+	CHECK(td == b + 32 && rt == b + 1236 && rl > 0 && rl <= len - 1236);
+	/* the TDREPORT's REPORTDATA (REPORTMACSTRUCT offset 128) binds the runtime data */
+	CHECK(hcl_check_runtime_hash(rt, rl, td + 128, err, sizeof err) == 0);
+	b[1236 + rl / 2] ^= 1;
+	CHECK(hcl_check_runtime_hash(rt, rl, td + 128, err, sizeof err) < 0);
+	b[1236 + rl / 2] ^= 1;
+	/* every length short of the runtime data's end is refused with one line */
+	for (size_t n = 0; n < 1236 + rl; n++)
+		if (azure_tdx_hcl_parse(b, n, &td, &rt, &rl, err, sizeof err) != -EINVAL ||
+		    strchr(err, '\n')) {
+			harness_fail(__FILE__, __LINE__, "length %zu accepted", n);
+			break;
+		}
+	/* an SEV-SNP report (type 2) is refused */
+	b[1224] = 2;
+	CHECK(azure_tdx_hcl_parse(b, len, &td, &rt, &rl, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "HCL report type 2, not 4"));
+	b[1224] = 4;
+	/* a runtime data size past the end */
+	b[1232] = 0xff;
+	b[1233] = 0xff;
+	CHECK(azure_tdx_hcl_parse(b, len, &td, &rt, &rl, err, sizeof err) == -EINVAL);
+	CHECK(strstr(err, "past the report"));
+	free(b);
+}
+
+TEST(azure_tdx_instance_info_as_go_marshals_it)
+{
+	static const uint8_t q[] = {0xfb, 0xff, 0x00, 0x01}, rt[] = "{\"keys\":[]}";
+	static const char want[] = "{\"AttestationReport\":\"+/8AAQ==\",\"RuntimeData\":"
+				   "\"eyJrZXlzIjpbXX0=\"}";
+	uint8_t out[128], *pq, *pr;
+	size_t len, ql, rl;
+	char err[200];
+
+	CHECK(azure_tdx_instance_info(q, sizeof q, rt, sizeof rt - 1, out, sizeof out, &len) == 0);
+	CHECK(len == sizeof want - 1 && !memcmp(out, want, len));
+	CHECK(azure_tdx_instance_info(q, sizeof q, rt, sizeof rt - 1, out, len, &len) == -ENOBUFS);
+	CHECK(azure_tdx_instance_info_parse((const uint8_t *)want, sizeof want - 1, &pq, &ql, &pr,
+					    &rl, err, sizeof err) == 0);
+	CHECK(ql == sizeof q && !memcmp(pq, q, ql) && rl == sizeof rt - 1 && !memcmp(pr, rt, rl));
+	free(pq);
+	free(pr);
+	CHECK(azure_tdx_instance_info_parse((const uint8_t *)"{\"AttestationReport\":\"AA==\"}", 28,
+					    &pq, &ql, &pr, &rl, err, sizeof err) < 0);
+	CHECK(strstr(err, "no RuntimeData"));
+	/* a document without InstanceInfo (null in Go's JSON) */
+	CHECK(azure_tdx_instance_info_parse(NULL, 0, &pq, &ql, &pr, &rl, err, sizeof err) < 0);
+	CHECK(strstr(err, "no InstanceInfo"));
+}
+
+TEST(azure_tdx_tdquote_answer_is_unpadded_base64url)
+{
+	uint8_t q[16];
+	size_t ql;
+	char err[200];
+	static const char ok[] = "{\"quote\":\"-_8AAQ\"}", padded[] = "{\"quote\":\"-_8AAQ==\"}",
+			  none[] = "{\"error\":\"x\"}";
+
+	CHECK(azure_tdx_tdquote_answer(ok, sizeof ok - 1, q, sizeof q, &ql, err, sizeof err) == 0);
+	CHECK(ql == 4 && q[0] == 0xfb && q[1] == 0xff && q[2] == 0 && q[3] == 1);
+	CHECK(azure_tdx_tdquote_answer(padded, sizeof padded - 1, q, sizeof q, &ql, err,
+				       sizeof err) < 0);
+	CHECK(azure_tdx_tdquote_answer(none, sizeof none - 1, q, sizeof q, &ql, err, sizeof err) <
+	      0);
+	CHECK(strstr(err, "no {\"quote\": string}"));
+	CHECK(azure_tdx_tdquote_answer(ok, sizeof ok - 1, q, 3, &ql, err, sizeof err) < 0);
+}
+
+/* ---- end to end ---- */
+
+struct fake {
+	pid_t pid;
+	int port;
+};
+
+static int fake_start(struct fake *f, int tamper)
+{
+	int pfd[2];
+	char buf[32] = "";
+	size_t n = 0;
+	uint64_t deadline;
+
+	f->pid = -1;
+	f->port = 0;
+	if (pipe(pfd) < 0)
+		return -errno;
+	f->pid = fork();
+	if (f->pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		execlp("python3", "python3", "tests/attest/fake_tdquote.py",
+		       tamper ? "--tamper" : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	deadline = monotonic_ms() + 30000; /* python3 on a loaded machine */
+	while (n < sizeof buf - 1 && !strchr(buf, '\n')) {
+		struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+		uint64_t now = monotonic_ms();
+		ssize_t k;
+
+		if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0)
+			break;
+		k = read(pfd[0], buf + n, sizeof buf - 1 - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		buf[n] = '\0';
+	}
+	close(pfd[0]);
+	f->port = atoi(buf);
+	return f->port > 0 ? 0 : -EIO;
+}
+
+static void fake_stop(struct fake *f)
+{
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		waitpid(f->pid, NULL, 0);
+	}
+	f->pid = 0;
+}
+
+/* An HCL report of a TDX VM as Azure's paravisor leaves it (the offsets the issuer reads):
+ * "HCLA" header, a TDREPORT whose REPORTDATA[0:32] is SHA-256 of the runtime data, report
+ * type 4, the runtime data (JSON naming the AK as HCLAkPub) at 1236. */
+static size_t make_hcl(uint8_t *b, size_t cap, const uint8_t *ak_pub, size_t ak_len, int other_key)
+{
+	TPMT_PUBLIC ak;
+	size_t off = 0, rl;
+	char n64[400], *rt = (char *)b + 1236;
+	br_sha256_context sc;
+
+	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(ak_pub, ak_len, &off, &ak) != TSS2_RC_SUCCESS)
+		return 0;
+	if (other_key)
+		ak.unique.rsa.buffer[10] ^= 1;
+	base64_encode(BASE64_URL, ak.unique.rsa.buffer, ak.unique.rsa.size, n64, sizeof n64);
+	for (size_t i = strlen(n64); i && n64[i - 1] == '='; i--)
+		n64[i - 1] = '\0';
+	memset(b, 0, cap);
+	memcpy(b, "HCLA", 4);
+	rl = (size_t)snprintf(rt, cap - 1236,
+			      "{\"keys\":[{\"kid\":\"HCLAkPub\",\"key_ops\":[\"sign\"],\"kty\":"
+			      "\"RSA\",\"e\":\"AQAB\",\"n\":\"%s\"}],\"vm-configuration\":{}}",
+			      n64);
+	b[1224] = 4;	       /* report type TDX */
+	b[1232] = (uint8_t)rl; /* runtime data size */
+	b[1233] = (uint8_t)(rl >> 8);
+	br_sha256_init(&sc);
+	br_sha256_update(&sc, rt, rl);
+	br_sha256_out(&sc, b + 32 + 128); /* TDREPORT REPORTDATA */
+	return 1236 + rl;
+}
+
+struct e2e {
+	struct swtpm sw;
+	struct vtpm_env env;
+	struct vtpm_policy pol;
+	struct fake fk;
+	uint8_t ak[TPM_PUBLIC_MAX], nonce[32], ud[32];
+	size_t ak_len;
+	char imds[64];
+};
+
+static uint8_t doc[ATLS_DOC_MAX];
+
+static int e2e_start(struct e2e *e, int tamper, int other_key)
+{
+	uint8_t hcl[2048];
+	size_t hl;
+
+	memset(e, 0, sizeof *e);
+	memset(e->nonce, 0x11, sizeof e->nonce);
+	memset(e->ud, 0x22, sizeof e->ud);
+	if (swtpm_start(&e->sw) < 0)
+		return -1;
+	if (vtpm_provision_hcl_ak(&e->sw.tcti, e->ak, sizeof e->ak, &e->ak_len) < 0)
+		return -2;
+	hl = make_hcl(hcl, sizeof hcl, e->ak, e->ak_len, other_key);
+	if (!hl || vtpm_provision_nv(&e->sw.tcti, HCL_NV_INDEX, hcl, hl) < 0)
+		return -3;
+	if (fake_start(&e->fk, tamper) < 0)
+		return -4;
+	snprintf(e->imds, sizeof e->imds, "http://127.0.0.1:%d", e->fk.port);
+	vtpm_env_default(&e->env, &vtpm_azure_tdx);
+	e->env.tcti = e->sw.tcti;
+	e->env.event_log = NULL;
+	e->env.imds = e->imds;
+	return 0;
+}
+
+static void e2e_stop(struct e2e *e)
+{
+	fake_stop(&e->fk);
+	swtpm_destroy(&e->sw);
+}
+
+static int e2e_validate(struct e2e *e, const uint8_t *d, size_t len, const char *root, char *err,
+			size_t errlen)
+{
+	uint8_t ud[64];
+	size_t n = 0;
+	int r;
+
+	memset(&e->pol, 0, sizeof e->pol);
+	e->pol.collateral = "tests/attest/tdx-test";
+	if (root) {
+		static char pem[4096];
+		FILE *f = fopen(root, "r");
+		size_t k = f ? fread(pem, 1, sizeof pem - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		pem[k] = '\0';
+		e->pol.test_root = pem; /* the PEM text, as tools/tool.h gives it */
+	} else
+		e->pol.test_root = NULL;
+	e->pol.at = 1798761600; /* 2027-01-01, within the test collateral */
+	r = vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, errlen);
+	if (r < 0)
+		return r;
+	r = vtpm_validate(&e->pol, d, len, e->nonce, sizeof e->nonce, ud, sizeof ud, &n, err,
+			  errlen);
+	vtpm_policy_free(&e->pol);
+	if (r == 0 && (n != 32 || memcmp(ud, e->ud, 32)))
+		return -1000;
+	return r;
+}
+
+static int has(const char *err, const char *want)
+{
+	if (strstr(err, want))
+		return 1;
+	fprintf(stderr, "error was: %s (want %s)\n", err, want);
+	return 0;
+}
+
+/* constel-verify --attestation azure-tdx with the test root and collateral on doc: its
+ * output holds want. */
+static int tool_verify(struct e2e *e, const uint8_t *d, size_t len, const char *want)
+{
+	const char *b = getenv("BUILD");
+	char path[] = "/tmp/constel-azure-tdx-doc-XXXXXX", cmd[512], out[512] = "", nonce[65];
+	int fd = mkstemp(path), ok;
+	FILE *p;
+
+	if (fd < 0)
+		return 0;
+	ok = write(fd, d, len) == (ssize_t)len;
+	close(fd);
+	hex_encode(e->nonce, sizeof e->nonce, nonce, sizeof nonce);
+	snprintf(cmd, sizeof cmd,
+		 "%s/tools/constel-verify --attestation azure-tdx --nonce %s --tdx-collateral "
+		 "tests/attest/tdx-test --intel-root tests/attest/tdx-test/root-test.pem --at "
+		 "2027-01-01T00:00:00Z %s 2>&1",
+		 b && *b ? b : "build", nonce, path);
+	p = ok ? popen(cmd, "r") : NULL;
+	if (p) {
+		size_t k = fread(out, 1, sizeof out - 1, p);
+
+		out[k] = '\0';
+		ok = pclose(p) != -1 && strstr(out, want) != NULL;
+	} else
+		ok = 0;
+	unlink(path);
+	if (!ok)
+		fprintf(stderr, "constel-verify said: %s (want %s)\n", out, want);
+	return ok;
+}
+
+/* CHECK leaves the function: each phase is its own function, and the caller stops the
+ * swtpm and the fake whatever happened. */
+static void phase_accept(struct e2e *e)
+{
+	static const char *root = "tests/attest/tdx-test/root-test.pem";
+	struct http_response resp = {0};
+	struct http_req rq = {.method = "POST", .body = "{}", .body_len = 2};
+	char err[400] = "", url[96], *p;
+	size_t len;
+
+	/* the fake demands Metadata: true as IMDS does */
+	snprintf(url, sizeof url, "%s/acc/tdquote", e->imds);
+	CHECK(http_request(url, &rq, 10000, 4096, &resp, err, sizeof err) == 0);
+	CHECK(resp.status == 400 && strstr(resp.body, "metadata header"));
+	http_response_free(&resp);
+
+	if (vtpm_issue(&e->env, e->ud, e->nonce, sizeof e->nonce, doc, sizeof doc - 1, &len, err,
+		       sizeof err) < 0) {
+		harness_fail(__FILE__, __LINE__, "issue: %s", err);
+		return;
+	}
+	if (e2e_validate(e, doc, len, root, err, sizeof err) != 0) {
+		harness_fail(__FILE__, __LINE__, "document refused: %s", err);
+		return;
+	}
+	/* the same through constel-verify --attestation azure-tdx (tools/) */
+	CHECK(tool_verify(e, doc, len, "OK user_data=2222222222222222"));
+	/* Intel's built-in root refuses the test chain */
+	CHECK(e2e_validate(e, doc, len, NULL, err, sizeof err) < 0);
+	CHECK(has(err, "azure-tdx: tdx: pck chain: the root is not the trusted Intel SGX Root CA"));
+	/* a changed character of InstanceInfo (the base64 of the JSON holding the quote) */
+	doc[len] = '\0';
+	p = strstr((char *)doc, "\"InstanceInfo\":\"");
+	CHECK(p != NULL);
+	p += strlen("\"InstanceInfo\":\"") + 200;
+	*p = *p == 'A' ? 'B' : 'A';
+	CHECK(e2e_validate(e, doc, len, root, err, sizeof err) < 0);
+	*p = *p == 'A' ? 'B' : 'A';
+	/* without the collateral folder: one line saying PCS is not built */
+	memset(&e->pol, 0, sizeof e->pol);
+	CHECK(vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, sizeof err) < 0);
+	CHECK(has(err, "from PCS is not built: give --tdx-collateral DIR"));
+}
+
+static void phase_refuse(struct e2e *e, const char *want)
+{
+	char err[400] = "";
+	size_t len;
+
+	if (vtpm_issue(&e->env, e->ud, e->nonce, sizeof e->nonce, doc, sizeof doc - 1, &len, err,
+		       sizeof err) < 0) {
+		harness_fail(__FILE__, __LINE__, "issue: %s", err);
+		return;
+	}
+	CHECK(e2e_validate(e, doc, len, "tests/attest/tdx-test/root-test.pem", err, sizeof err) <
+	      0);
+	CHECK(has(err, want));
+	CHECK(tool_verify(e, doc, len, want));
+}
+
+TEST(azure_tdx_end_to_end_on_swtpm_and_fake_imds)
+{
+	struct e2e e;
+	int r;
+
+	if ((r = e2e_start(&e, 0, 0)) == 0)
+		phase_accept(&e);
+	else
+		harness_fail(__FILE__, __LINE__, "set-up failed (%d)", r);
+	e2e_stop(&e);
+	/* the IMDS quote changed after signing */
+	if ((r = e2e_start(&e, 1, 0)) == 0)
+		phase_refuse(&e,
+			     "tdx: signature: the quote's ECDSA P-256 signature does not verify");
+	else
+		harness_fail(__FILE__, __LINE__, "set-up failed (%d)", r);
+	e2e_stop(&e);
+	/* runtime data that names another key than the HCL AK */
+	if ((r = e2e_start(&e, 0, 1)) == 0)
+		phase_refuse(&e, "hcl: HCLAkPub's modulus is not the quoting AK's");
+	else
+		harness_fail(__FILE__, __LINE__, "set-up failed (%d)", r);
+	e2e_stop(&e);
+}
