@@ -17,7 +17,8 @@
  *      disk) nor written before in this boot is printed as "@@VIOL" and counted.
  *
  * Command line: audit.dev (state disk), audit.log (log disk), audit.seed (bitmap of the blocks
- * written in earlier boots), audit.key=HEX (32 bytes), audit.boot=first|again|final,
+ * written in earlier boots), audit.key=HEX (32 bytes), audit.boot=first|again, audit.final=1
+ * (after the workload: e2fsck -fn, a read-only remount, every file read),
  * audit.mkfs=E-OPTS (mke2fs -E, "-": none), audit.rounds=N, audit.cut=N (print @@CUT at the Nth
  * operation: the host kills QEMU there), audit.rng=N (the workload's seed), audit.base=N (its
  * first round), audit.inject=1 (a mutant: after the workload, read the last block of
@@ -52,6 +53,7 @@
 
 #define MKE2FS	 "/sbin/mke2fs"
 #define E2FSCK	 "/sbin/e2fsck"
+#define DEBUGFS	 "/sbin/debugfs"
 #define TRACE	 "/sys/kernel/tracing"
 #define AUDIT	 "audit"
 #define AUDITDEV "/dev/mapper/" AUDIT
@@ -126,6 +128,7 @@ static int put(const char *path, const char *s)
 
 static uint8_t *bits;
 static uint64_t nblocks;
+static uint64_t *viol_blocks; /* shared: the first 16 blocks read before written */
 static int has(uint64_t b)
 {
 	return b < nblocks && (bits[b >> 3] >> (b & 7) & 1);
@@ -181,6 +184,8 @@ static void tracer(unsigned dmmin, int done_fd)
 				if (strchr(rwbs, 'W')) {
 					bits[b >> 3] |= (uint8_t)(1u << (b & 7));
 				} else if (strchr(rwbs, 'R') && !has(b)) {
+					if (viol < 16)
+						viol_blocks[viol] = b + 1;
 					if (viol++ < 20)
 						printf("@@VIOL block %llu (%s %llu + %llu) %s\n",
 						       (unsigned long long)b, rwbs, sec, cnt,
@@ -579,7 +584,7 @@ int main(void)
 	seeddev = guest_arg("audit.seed", "/dev/vdc");
 	boot = guest_arg("audit.boot", "first");
 	first = !strcmp(boot, "first");
-	final = !strcmp(boot, "final");
+	final = !strcmp(guest_arg("audit.final", "0"), "1");
 	rounds = atoi(guest_arg("audit.rounds", "4"));
 	cut_at = atol(guest_arg("audit.cut", "-1"));
 	rng_state += (uint64_t)atol(guest_arg("audit.rng", "1")) * 0x9e3779b97f4a7c15ull;
@@ -624,8 +629,10 @@ int main(void)
 	 * written */
 	bits =
 	    mmap(NULL, nblocks / 8 + 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	viol_blocks = mmap(NULL, 16 * sizeof *viol_blocks, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	fd = open(seeddev, O_RDONLY | O_CLOEXEC);
-	if (bits == MAP_FAILED || fd < 0 ||
+	if (bits == MAP_FAILED || viol_blocks == MAP_FAILED || fd < 0 ||
 	    read(fd, bits, nblocks / 8 + 1) != (ssize_t)(nblocks / 8 + 1)) {
 		guest_result("seed", 0, "%s: %s", seeddev, strerror(errno));
 		guest_done();
@@ -688,8 +695,23 @@ int main(void)
 	}
 	if (final) {
 		char *const fsck[] = {(char *)E2FSCK, (char *)"-fn", (char *)AUDITDEV, NULL};
+		char ra[96];
+		/* the block device's own page-cache readahead (read_ahead_kb) reads past what a
+		 * program reading the raw device asks for: off for e2fsck (docs/wipe.md) */
+		snprintf(ra, sizeof ra, "/sys/dev/block/%u:%u/queue/read_ahead_kb",
+			 major(st.st_rdev), minor(st.st_rdev));
+		char old[32] = "";
+		FILE *f = fopen(ra, "re");
+		if (!f || !fgets(old, sizeof old, f))
+			strcpy(old, "128");
+		if (f)
+			fclose(f);
+		old[strcspn(old, "\n")] = 0;
+		r = put(ra, guest_arg("audit.fsck_ra", "0"));
+		guest_result("fsck_readahead_set", r == 0, "%s: %d (was %s)", ra, r, old);
 		r = run(fsck);
 		guest_result("e2fsck_clean", r == 0, "e2fsck -fn: %d", r);
+		put(ra, old); /* the node's file reads with the kernel's readahead again */
 		drop_caches();
 		r = mount(AUDITDEV, MNT, "ext4", MS_RDONLY, NULL);
 		guest_result("remount", r == 0, "%s", r ? strerror(errno) : "");
@@ -702,6 +724,17 @@ int main(void)
 		}
 	}
 	sync();
+	if (final && viol_blocks[0] && access(DEBUGFS, X_OK) == 0) {
+		/* what the blocks read before written are: their owners and bitmap state */
+		char cmd[512] = "icheck";
+		char *const dbg[] = {(char *)DEBUGFS, (char *)"-R", cmd, (char *)AUDITDEV, NULL};
+		for (int i = 0; i < 16 && viol_blocks[i]; i++)
+			snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %llu",
+				 (unsigned long long)viol_blocks[i] - 1);
+		run(dbg);
+		memcpy(cmd, "testb ", 6);
+		run(dbg);
+	}
 	/* the tracer drains to the marker, then says so (bounded) */
 	put(TRACE "/trace_marker", "AUDIT_END");
 	{
