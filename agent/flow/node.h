@@ -24,7 +24,7 @@ struct node_config {
 	const char *metadata;	     /* NULL: the cloud's (QEMU: "http://10.42.0.1:8080") */
 	const char *state_disk;	     /* device or image; NULL: the CSP's (§6.1) */
 	enum disk_kdf kdf;
-	enum disk_wipe disk_wipe; /* constel.disk-wipe=full (default) or sync */
+	enum disk_wipe disk_wipe; /* constel.disk-wipe=full (default), sync or none */
 	/* overrides of the metadata API */
 	char join[NODE_MAX_JOIN][128]; /* JoinService endpoints HOST:PORT */
 	int n_join;

@@ -60,7 +60,7 @@ TEST(node_config_takes_the_init_timeout_within_its_bounds)
 				  sizeof err) < 0);
 }
 
-TEST(node_config_takes_constel_disk_wipe_full_or_sync_and_refuses_other_words)
+TEST(node_config_takes_constel_disk_wipe_full_sync_or_none_and_refuses_other_words)
 {
 	struct node_config c;
 	char arena[1024], err[256];
@@ -74,6 +74,9 @@ TEST(node_config_takes_constel_disk_wipe_full_or_sync_and_refuses_other_words)
 				  sizeof err) == 0 &&
 	      c.disk_wipe == DISK_WIPE_FULL);
 	CHECK(node_config_cmdline(&c, "constel.disk-wipe=none", arena, sizeof arena, err,
+				  sizeof err) == 0 &&
+	      c.disk_wipe == DISK_WIPE_NONE);
+	CHECK(node_config_cmdline(&c, "constel.disk-wipe=partial", arena, sizeof arena, err,
 				  sizeof err) < 0 &&
-	      strstr(err, "constel.disk-wipe=none"));
+	      strstr(err, "constel.disk-wipe=partial"));
 }

@@ -4,9 +4,11 @@
  *
  * The stack is the node's: LUKS2 aes-xts-plain64 + hmac(sha256) on dm-integrity, 4096-byte
  * sectors, formatted by the agent's disk_format_header + disk_format_finish with NO wipe (the
- * data area's tags never initialised), then ext4. Between ext4 and /dev/mapper/state sits one
- * recording layer, dm-log-writes (/dev/mapper/audit): every write ext4 sends, in order, with its
- * data and flush marks, durable on the log disk (a fresh one each boot, parsed by the host).
+ * data area's tags never initialised), then what the agent's constel.disk-wipe=none does before
+ * mke2fs (disk_zero_for_mkfs) and ext4 with its options (DISK_MKFS_NO_WIPE). Between ext4 and
+ * /dev/mapper/state sits one recording layer, dm-log-writes (/dev/mapper/audit): every write ext4
+ * sends, in order, with its data and flush marks, durable on the log disk (a fresh one each boot,
+ * parsed by the host).
  *
  * Two recorders of "a read of a sector never written since the format":
  *   1. dm-integrity itself: with no wipe, such a read fails its tag check ("Checksum failed"
@@ -19,8 +21,9 @@
  * Command line: audit.dev (state disk), audit.log (log disk), audit.seed (bitmap of the blocks
  * written in earlier boots), audit.key=HEX (32 bytes), audit.boot=first|again, audit.final=1
  * (after the workload: e2fsck -fn, a read-only remount, every file read),
- * audit.mkfs=E-OPTS (mke2fs -E, "-": none), audit.rounds=N, audit.cut=N (print @@CUT at the Nth
- * operation: the host kills QEMU there), audit.rng=N (the workload's seed), audit.base=N (its
+ * audit.mkfs=E-OPTS (mke2fs -E; default the agent's DISK_MKFS_NO_WIPE, "-": none), audit.zero=0
+ * (a mutant: no disk_zero_for_mkfs before mke2fs), audit.rounds=N, audit.cut=N (print @@CUT at the
+ * Nth operation: the host kills QEMU there), audit.rng=N (the workload's seed), audit.base=N (its
  * first round), audit.inject=1 (a mutant: after the workload, read the last block of
  * /dev/mapper/audit the recorder has not seen written, O_DIRECT). */
 #define _GNU_SOURCE
@@ -281,35 +284,6 @@ static int audit_remove(void)
 	if (t)
 		dm_task_destroy(t);
 	return ok ? 0 : -EIO;
-}
-
-/* Zeros over the first and the last len bytes of /dev/mapper/audit (size bytes), O_DIRECT. */
-static int zero_ends(uint64_t len, uint64_t size, int groups)
-{
-	void *b = NULL;
-	int fd = open(AUDITDEV, O_WRONLY | O_DIRECT | O_CLOEXEC), r = 0;
-
-	if (fd < 0 || posix_memalign(&b, BLK, 1u << 20))
-		return -EIO;
-	memset(b, 0, 1u << 20);
-	if (len > size / 2)
-		len = size / 2;
-	for (uint64_t off = 0; off < len && !r; off += 1u << 20) {
-		size_t n = len - off < (1u << 20) ? (size_t)(len - off) : 1u << 20;
-		if (pwrite(fd, b, n, (off_t)off) != (ssize_t)n ||
-		    pwrite(fd, b, n, (off_t)(size - off - n)) != (ssize_t)n)
-			r = -errno;
-	}
-	/* the first block of every 128 MiB group (4096-byte blocks, 32768 a group): where mke2fs
-	 * writes a backup superblock, 1024 bytes read-modify-written */
-	for (uint64_t off = 32768ull * BLK; off < size && !r && groups; off += 32768ull * BLK)
-		if (pwrite(fd, b, BLK, (off_t)off) != BLK)
-			r = -errno;
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	free(b);
-	close(fd);
-	return r;
 }
 
 /* ---- the workload: a node's use of its state disk ---- */
@@ -649,13 +623,12 @@ int main(void)
 		tracer(minor(st.st_rdev), pipefd[1]);
 
 	if (first) {
-		const char *e = guest_arg("audit.mkfs", "-");
-		uint64_t z = strtoull(guest_arg("audit.zero", "2"), NULL, 10) << 20;
+		const char *e = guest_arg("audit.mkfs", DISK_MKFS_NO_WIPE);
 
-		/* the no-wipe format's one write before mkfs: zeros over the head and the tail of
-		 * the data area (what mke2fs probes and read-modify-writes, see docs/wipe.md) */
-		r = z ? zero_ends(z, bytes, atoi(guest_arg("audit.groups", "1"))) : 0;
-		guest_result("zero_ends", r == 0, "%llu MiB: %d", (unsigned long long)(z >> 20), r);
+		/* the agent's no-wipe format's one write before mkfs (disk_zero_for_mkfs), here
+		 * through the recording layer; audit.zero=0: left out (a mutant) */
+		r = strcmp(guest_arg("audit.zero", "1"), "0") ? disk_zero_for_mkfs(AUDITDEV) : 0;
+		guest_result("zero_for_mkfs", r == 0, "%d", r);
 		char *const with[] = {(char *)MKE2FS, (char *)"-q",	(char *)"-F",
 				      (char *)"-t",   (char *)"ext4",	(char *)"-E",
 				      (char *)e,      (char *)AUDITDEV, NULL};

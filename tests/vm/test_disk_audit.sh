@@ -21,12 +21,12 @@ work=$(mktemp -d /tmp/constel-audit-XXXXXX)
 trap '[ -n "${AUDIT_KEEP:-}" ] || rm -rf "$work"' EXIT
 . tests/vm/lib-vm.sh
 
-# The mke2fs -E options the audit holds for (the agent's disk_mkfs adds them for no-wipe).
-MKFS_OPTS=${AUDIT_MKFS:-lazy_itable_init=0,lazy_journal_init=0,nodiscard}
+# The mke2fs -E options: by default the agent's (DISK_MKFS_NO_WIPE in agent/disk/disk.h).
+MKFS_OPTS=${AUDIT_MKFS:-$(sed -n 's/^#define DISK_MKFS_NO_WIPE "\(.*\)"$/\1/p' agent/disk/disk.h)}
 BOOTS=${AUDIT_BOOTS:-3}
 ROUNDS=${AUDIT_ROUNDS:-3}
 DISK_MB=${AUDIT_DISK_MB:-384}
-PARTS=${AUDIT_PARTS:-audit inject lazyj}
+PARTS=${AUDIT_PARTS:-audit inject lazyj nozero}
 SEED=${AUDIT_SEED:-$(od -An -tu4 -N4 /dev/urandom | tr -d ' ')}
 echo "audit: seed $SEED, $BOOTS power cuts, $ROUNDS rounds a boot, ${DISK_MB} MiB, mke2fs -E $MKFS_OPTS"
 RANDOM=$((SEED % 32768))
@@ -169,4 +169,16 @@ v=$(verdict lazyj1 lazyj2)
 set -- $v
 t=audit_mutant_lazy_journal_init_is_caught
 [ "$2" -gt 0 ] || [ "$4" -gt 0 ] && pass "$t ($v)" || fail $t "$v"
+;; esac
+
+# ---- mutant 3: mke2fs on the unwiped mapping without disk_zero_for_mkfs: its probes and its
+# read-modify-written superblocks read never-written blocks ----
+case " $PARTS " in *" nozero "*)
+disk=$work/nozero.raw
+truncate -s ${DISK_MB}M "$disk"
+boot nozero "$disk" -- audit.boot=first audit.zero=0 audit.rounds=0 >/dev/null
+v=$(verdict nozero)
+set -- $v
+t=audit_mutant_mkfs_without_the_zeroing_is_caught
+[ "$2" -gt 0 ] && [ "$4" -gt 0 ] && grep -aq 'RESULT mkfs FAIL' "$work/nozero.log" && pass "$t ($v)" || fail $t "$v"
 ;; esac
