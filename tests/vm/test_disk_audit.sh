@@ -124,7 +124,7 @@ for i in $(seq 1 "$BOOTS"); do
 	name=cut$i
 	kind=again
 	[ "$i" = 1 ] && kind=first
-	cut=$((50 + RANDOM % (ROUNDS * 250)))
+	cut=$((50 + RANDOM % (ROUNDS * 200)))
 	CUT=1 boot "$name" "$disk" "${logs[@]}" -- audit.boot=$kind audit.mkfs=$MKFS_OPTS \
 		audit.rounds=$ROUNDS audit.base=$(((i - 1) * ROUNDS)) audit.cut=$cut >/dev/null
 	rc=$?
@@ -132,7 +132,7 @@ for i in $(seq 1 "$BOOTS"); do
 	names+=("$name")
 	logs+=("$work/$name.wlog")
 done
-boot final "$disk" "${logs[@]}" -- audit.boot=again audit.final=1 audit.rounds=2 audit.base=$((BOOTS * ROUNDS))
+boot final "$disk" "${logs[@]}" -- audit.boot=again audit.final=1 audit.rounds=1 audit.base=$((BOOTS * ROUNDS))
 rc=$?
 names+=(final)
 check audit_final_boot_clean test $rc = 0
