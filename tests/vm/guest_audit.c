@@ -549,7 +549,7 @@ int main(void)
 	uint64_t bytes = 0;
 	int r, fd, pipefd[2], rounds, first, final;
 	pid_t tp;
-	char c = 0;
+	char c = 0, ra_path[96] = "/dev/null";
 
 	guest_start("guest_audit", 1);
 	modules_load_list("/etc/modules.list");
@@ -685,6 +685,7 @@ int main(void)
 		r = run(fsck);
 		guest_result("e2fsck_clean", r == 0, "e2fsck -fn: %d", r);
 		put(ra, old); /* the node's file reads with the kernel's readahead again */
+		snprintf(ra_path, sizeof ra_path, "%s", ra);
 		drop_caches();
 		r = mount(AUDITDEV, MNT, "ext4", MS_RDONLY, NULL);
 		guest_result("remount", r == 0, "%s", r ? strerror(errno) : "");
@@ -704,6 +705,7 @@ int main(void)
 		for (int i = 0; i < 16 && viol_blocks[i]; i++)
 			snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " %llu",
 				 (unsigned long long)viol_blocks[i] - 1);
+		put(ra_path, "0"); /* debugfs reads the raw device too */
 		run(dbg);
 		memcpy(cmd, "testb ", 6);
 		run(dbg);
