@@ -94,6 +94,8 @@ def first(boot, needle):
 
 def data(boot, key):
     v = None
+    if not os.path.exists(os.path.join(logs, boot + ".log")):
+        return v  # the floor boot left out (FIRST_BOOT_BENCH_FLOOR=0)
     for _, l in lines(boot):
         i = l.find("@@DATA %s " % key)
         if i >= 0:
