@@ -135,9 +135,10 @@ enum disk_wipe {
 };
 int disk_wipe_parse(const char *s, enum disk_wipe *w);
 
-/* The mke2fs -E options a disk that was not wiped needs: inode tables and journal written by
- * mke2fs (a journal replay reads past the last commit), no discard. */
-#define DISK_MKFS_NO_WIPE "lazy_itable_init=0,lazy_journal_init=0,nodiscard"
+/* The mke2fs -E options a disk that was not wiped needs: the journal written by mke2fs (a
+ * journal replay reads past the last commit), no discard; the inode tables may be left to the
+ * kernel's lazy init (it and e2fsck read only the used part of a table: the audit, 3 runs). */
+#define DISK_MKFS_NO_WIPE "lazy_itable_init=1,lazy_journal_init=0,nodiscard"
 /* Before mke2fs on a mapping that was not wiped: zeros over the first and the last 2 MiB (what
  * mke2fs and blkid probe) and the first 4096-byte block of every 128 MiB group (where mke2fs
  * writes each backup superblock, 1024 bytes read-modify-written). 0 or < 0 after one line. */

@@ -171,7 +171,7 @@ t=audit_mutant_injected_read_is_caught_by_both
 case " $PARTS " in *" lazyj "*)
 disk=$work/lazyj.raw
 truncate -s ${DISK_MB}M "$disk"
-CUT=1 boot lazyj1 "$disk" -- audit.boot=first audit.mkfs=lazy_itable_init=0,lazy_journal_init=1,nodiscard \
+CUT=1 boot lazyj1 "$disk" -- audit.boot=first audit.mkfs=lazy_itable_init=1,lazy_journal_init=1,nodiscard \
 	audit.rounds=2 audit.cut=400 >/dev/null
 boot lazyj2 "$disk" "$work/lazyj1.wlog" -- audit.boot=again audit.rounds=0 >/dev/null
 v=$(verdict lazyj1 lazyj2)
