@@ -6,13 +6,16 @@
 # at a random operation; the next boot replays the journal and goes on), then e2fsck -fn, a
 # remount and a full read. Passes only if no read of a sector that was never written since the
 # format is seen by either recorder (tests/vm/guest_audit.c):
-#   dm-integrity: no "Checksum failed" on any boot's console (unwritten tags fail the check);
+#   the tag check: no "INTEGRITY AEAD ERROR" on any boot's console (unwritten tags fail it);
 #   the trace: block_bio_queue reads against the writes of this boot (same trace) and of the
 #     earlier boots (their dm-log-writes logs, parsed here): no "@@VIOL".
-# Then two mutants that must be caught: a read of a never-written block injected, and mke2fs
-# with lazy_journal_init=1 and a power cut (the journal replay reads past the last commit).
-#   AUDIT_BOOTS (default 3 cut boots + the final one), AUDIT_ROUNDS (workload rounds per boot),
-#   AUDIT_DISK_MB (the state disk), AUDIT_SEED (the random cut points and workload).
+# Then three mutants that must be caught: a read of a never-written block injected; mke2fs
+# with lazy_journal_init=1 and a power cut (the journal replay reads past the last commit);
+# mke2fs without the agent's disk_zero_for_mkfs (its probes and read-modify-written superblocks).
+#   AUDIT_BOOTS (cut boots before the final one, default 3), AUDIT_ROUNDS (workload rounds a
+#   boot), AUDIT_DISK_MB (the state disk), AUDIT_SEED (the random cut points and workload),
+#   AUDIT_MKFS (mke2fs -E options instead of the agent's), AUDIT_PARTS (audit inject lazyj
+#   nozero), AUDIT_KEEP=1 (keep $work). About 4-6 minutes on a loaded 2-core host.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
