@@ -205,7 +205,7 @@ $(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
 test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
 fuzz-build: $(FUZZ_BINS)
 
-test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest_state_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
+test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest_audit $(BUILD)/vm/guest_state_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements image
 	@tests/run.sh
 

@@ -89,6 +89,7 @@ struct disk {
 	int no_dm;
 	struct secret *pass; /* first boot: keyslot 0's temporary passphrase until disk_set_key */
 	int damaged;	     /* one header copy needs the repair disk_unlock makes */
+	int no_wipe;	     /* constel.disk-wipe=none: disk_format skips the wipe */
 	/* measured, for the boot timeline and the bench */
 	uint64_t wipe_bytes, wipe_ns, format_ns, format_t0;
 	uint64_t unlock_ns; /* the last disk_unlock (activation) or disk_check_key (keyslot) */
@@ -127,8 +128,21 @@ int disk_format_finish(struct disk *d);
 enum disk_wipe {
 	DISK_WIPE_FULL = 0,
 	DISK_WIPE_SYNC = 1,
+	/* no wipe: the data area's tags stay uninitialised; only what mke2fs reads before it
+	 * writes it is zeroed (disk_zero_for_mkfs), ext4 made with DISK_MKFS_NO_WIPE (the audit:
+	 * tests/vm/test_disk_audit.sh, docs/wipe.md) */
+	DISK_WIPE_NONE = 2,
 };
 int disk_wipe_parse(const char *s, enum disk_wipe *w);
+
+/* The mke2fs -E options a disk that was not wiped needs: the journal written by mke2fs (a
+ * journal replay reads past the last commit), no discard; the inode tables may be left to the
+ * kernel's lazy init (it and e2fsck read only the used part of a table: the audit, 3 runs). */
+#define DISK_MKFS_NO_WIPE "lazy_itable_init=1,lazy_journal_init=0,nodiscard"
+/* Before mke2fs on a mapping that was not wiped: zeros over the first and the last 2 MiB (what
+ * mke2fs and blkid probe) and the first 4096-byte block of every 128 MiB group (where mke2fs
+ * writes each backup superblock, 1024 bytes read-modify-written). 0 or < 0 after one line. */
+int disk_zero_for_mkfs(const char *dev);
 
 /* The boot path's entry: disk_open, then disk_format unless the disk is initialized. Returns
  * DISK_INITIALIZED (unlock it with the key the cluster returns) or DISK_NOT_INITIALIZED
@@ -156,8 +170,10 @@ void disk_close(struct disk *d);
 /* Removes the mapping name (if active). */
 int disk_deactivate(const char *name);
 
-/* ext4 on the mapping (first boot) with the mke2fs binary at mke2fs. */
+/* ext4 on the mapping (first boot) with the mke2fs binary at mke2fs; no_wipe: with
+ * -E DISK_MKFS_NO_WIPE. */
 int disk_mkfs(const char *mke2fs, const char *dev);
+int disk_mkfs_opts(const char *mke2fs, const char *dev, int no_wipe);
 
 /* The node-state file of §6.5, as Go's json.MarshalIndent with tabs writes it (mode 0600).
  * role is "ControlPlane" or "Worker". */

@@ -10,7 +10,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/fs.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -98,6 +100,8 @@ int disk_wipe_parse(const char *s, enum disk_wipe *w)
 		*w = DISK_WIPE_FULL;
 	else if (!strcmp(s, "sync"))
 		*w = DISK_WIPE_SYNC;
+	else if (!strcmp(s, "none"))
+		*w = DISK_WIPE_NONE;
 	else
 		return -EINVAL;
 	return 0;
@@ -588,6 +592,7 @@ int disk_format_finish(struct disk *d)
 
 int disk_format(struct disk *d)
 {
+	char dev[96];
 	int r;
 
 	if ((r = disk_format_header(d)) < 0)
@@ -596,9 +601,46 @@ int disk_format(struct disk *d)
 		log_warn("disk: %s: host mode without device-mapper: no dm-integrity, data area "
 			 "not wiped, not activated",
 			 d->path);
-	else if ((r = disk_wipe(d, -1)) < 0)
+	else if (!d->no_wipe && (r = disk_wipe(d, -1)) < 0)
 		return r;
-	return disk_format_finish(d);
+	if ((r = disk_format_finish(d)) < 0 || !d->no_wipe || d->no_dm)
+		return r;
+	snprintf(dev, sizeof dev, "/dev/mapper/%s", d->name);
+	return disk_zero_for_mkfs(dev);
+}
+
+int disk_zero_for_mkfs(const char *dev)
+{
+	const uint64_t mib = 1u << 20, ends = 2 * mib, group = 32768ull * 4096;
+	uint64_t size = 0, t0 = monotonic_ns();
+	void *b = NULL;
+	int fd, r = 0;
+
+	fd = open(dev, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return log_err(-errno, "disk: %s: open for zeroing", dev);
+	if (ioctl(fd, BLKGETSIZE64, &size) < 0 || size < 2 * ends ||
+	    posix_memalign(&b, 4096, mib)) {
+		close(fd);
+		return log_err(-EINVAL, "disk: %s: no size or too small to zero its ends", dev);
+	}
+	memset(b, 0, mib);
+	for (uint64_t off = 0; off < ends && !r; off += mib)
+		if (pwrite(fd, b, mib, (off_t)off) != (ssize_t)mib ||
+		    pwrite(fd, b, mib, (off_t)(size - off - mib)) != (ssize_t)mib)
+			r = -EIO;
+	for (uint64_t off = group; off < size && !r; off += group)
+		if (pwrite(fd, b, 4096, (off_t)off) != 4096)
+			r = -EIO;
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	free(b);
+	close(fd);
+	if (r < 0)
+		return log_err(r, "disk: %s: zeroing what mke2fs reads", dev);
+	log_info("disk: %s not wiped: its ends and %llu group starts zeroed in %.1f s", dev,
+		 (unsigned long long)(size / group), (double)(monotonic_ns() - t0) / 1e9);
+	return 0;
 }
 
 int disk_prepare(struct disk *d, const char *path, const char *name, enum disk_kdf kdf)
@@ -778,8 +820,23 @@ int disk_deactivate(const char *name)
 
 int disk_mkfs(const char *mke2fs, const char *dev)
 {
-	char *const argv[] = {(char *)"mke2fs", (char *)"-q", (char *)"-F", (char *)"-t",
-			      (char *)"ext4",	(char *)dev,  NULL};
+	return disk_mkfs_opts(mke2fs, dev, 0);
+}
+
+int disk_mkfs_opts(const char *mke2fs, const char *dev, int no_wipe)
+{
+	char *const plain[] = {(char *)"mke2fs", (char *)"-q", (char *)"-F", (char *)"-t",
+			       (char *)"ext4",	 (char *)dev,  NULL};
+	char *const nowipe[] = {(char *)"mke2fs",
+				(char *)"-q",
+				(char *)"-F",
+				(char *)"-t",
+				(char *)"ext4",
+				(char *)"-E",
+				(char *)DISK_MKFS_NO_WIPE,
+				(char *)dev,
+				NULL};
+	char *const *argv = no_wipe ? nowipe : plain;
 	int status;
 	pid_t pid;
 

@@ -146,6 +146,7 @@ static int open_state_disk(struct node *n)
 		 st == DISK_NEW ? "not LUKS2: a new disk"
 				: "LUKS2 without the initialized token: its data is disposable");
 	disk_modules();
+	n->disk.no_wipe = n->c->disk_wipe == DISK_WIPE_NONE; /* format, zero what mkfs reads */
 	if (n->c->disk_wipe == DISK_WIPE_FULL && !n->disk.no_dm) {
 		/* the wipe beside the race; node_disk_ready finishes before the key change */
 		if (disk_format_header(&n->disk) < 0 || wipe_start(n) < 0)

@@ -33,7 +33,7 @@ static int pid1_state_fs_mount(struct node *n)
 
 static int pid1_state_fs_new(struct node *n)
 {
-	int r = disk_mkfs(n->c->mke2fs, "/dev/mapper/" DISK_MAPPING);
+	int r = disk_mkfs_opts(n->c->mke2fs, "/dev/mapper/" DISK_MAPPING, n->disk.no_wipe);
 
 	return r < 0 ? r : pid1_state_fs_mount(n);
 }

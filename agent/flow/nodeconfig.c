@@ -205,7 +205,8 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 	GET("constel.disk-wipe", v);
 	if (v && disk_wipe_parse(v, &c->disk_wipe) < 0)
 		return errbuf_set(err, errlen,
-				  "command line: constel.disk-wipe=%.32s is not full or sync", v);
+				  "command line: constel.disk-wipe=%.32s is not full, sync or none",
+				  v);
 	v = NULL;
 	GET("constel.join", v);
 	if (v) {

@@ -18,6 +18,8 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/../.." || exit 1
 N=${FIRST_BOOT_BENCH_N:-3}
 SIZES=${FIRST_BOOT_BENCH_SIZES:-"1 16"}
+# none: constel.disk-wipe=none, the format without the wipe (the audit of docs/wipe.md)
+MODES=${FIRST_BOOT_BENCH_MODES:-"sync full none"}
 . tests/lib.sh
 for f in "$BUILD/vm/standin" "$BUILD/vm/guest_disk" "$BUILD/tools/constel-init" "$BUILD/tools/constel-joinservice" \
 	"$BUILD/tools/constel-metadata" "$BUILD/constel-agent.stripped"; do
@@ -37,14 +39,14 @@ bad() {
 	exit 1
 }
 
-echo "bench: first boot of a worker under QEMU/TCG (QEMU start -> kubelet), sync vs full wipe, $N boots each, state disks of $SIZES GiB (logs in $NODE_LOGS)"
+echo "bench: first boot of a worker under QEMU/TCG (QEMU start -> kubelet), wipe paths $MODES, $N boots each, state disks of $SIZES GiB (logs in $NODE_LOGS)"
 cluster_setup >"$work/setup.out" 2>&1 || bad "cluster setup" "$work/setup.out"
 # no init in this bench: the cluster's salt as constel-init stores it (qemu-tests/image.sh)
 openssl rand -hex 32 >"$work/ws/measurement-salt"
 cluster_joinservice >"$work/js.out" 2>&1 || bad "join service start" "$work/js.out"
 
 # the floor: the wipe and dd through the same stack, one boot on a blank 1 GiB disk
-if ! grep -aq '@@DATA floor_dd_s ' "$logs/floor.log" 2>/dev/null; then
+if [ "${FIRST_BOOT_BENCH_FLOOR:-1}" = 1 ] && ! grep -aq '@@DATA floor_dd_s ' "$logs/floor.log" 2>/dev/null; then
 	vm_disk_initrd "$work/initrd-disk.gz" >"$work/initrd.out" 2>&1 || bad "the disk initrd" "$work/initrd.out"
 	truncate -s 1M "$work/root-floor.raw"
 	truncate -s 1G "$work/floor.raw"
@@ -56,7 +58,7 @@ fi
 
 for i in $(seq "$N"); do
 	for g in $SIZES; do
-		for mode in sync full; do
+		for mode in $MODES; do
 			boot=fb-${g}g-$mode-$i
 			grep -aq '@@STANDIN kubelet ' "$logs/$boot.log" 2>/dev/null && continue
 			rm -f "$work/worker-0.raw" && truncate -s "${g}G" "$work/worker-0.raw"
@@ -74,9 +76,10 @@ for i in $(seq "$N"); do
 	rm -f "$work/worker-0.raw"
 done
 
-python3 - "$logs" "$N" "$SIZES" "$BUILD/bench/figures-first-boot.txt" <<'PY'
+python3 - "$logs" "$N" "$SIZES" "$BUILD/bench/figures-first-boot.txt" "$MODES" <<'PY'
 import json, re, statistics, sys, os
 logs, n, sizes, out = sys.argv[1], int(sys.argv[2]), [int(g) for g in sys.argv[3].split()], sys.argv[4]
+modes = sys.argv[5].split()
 HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")
 
 def lines(boot):
@@ -91,6 +94,8 @@ def first(boot, needle):
 
 def data(boot, key):
     v = None
+    if not os.path.exists(os.path.join(logs, boot + ".log")):
+        return v  # the floor boot left out (FIRST_BOOT_BENCH_FLOOR=0)
     for _, l in lines(boot):
         i = l.find("@@DATA %s " % key)
         if i >= 0:
@@ -119,10 +124,11 @@ def cell(xs, f="%.1f"):
     return "%s (%s-%s)" % (f % med, f % min(xs), f % max(xs)), med
 
 fig = {}
-print("  %-34s %-22s %-22s" % ("", "sync (before the race)", "full (beside the race)"))
+TITLE = {"sync": "sync (before the race)", "full": "full (beside the race)", "none": "none (no wipe)"}
+print("  %-34s" % "" + "".join(" %-22s" % TITLE.get(m, m) for m in modes))
 for g in sizes:
-    res = {m: [boot("fb-%dg-%s-%d" % (g, m, i)) for i in range(1, n + 1)] for m in ("sync", "full")}
-    row = lambda label, f, fmt="%.1f": print("  %-34s %-22s %-22s" % (label, cell([f(r) for r in res["sync"]], fmt)[0], cell([f(r) for r in res["full"]], fmt)[0]))
+    res = {m: [boot("fb-%dg-%s-%d" % (g, m, i)) for i in range(1, n + 1)] for m in modes}
+    row = lambda label, f, fmt="%.1f": print("  %-34s" % label + "".join(" %-22s" % cell([f(r) for r in res[m]], fmt)[0] for m in modes))
     print("  %d GiB state disk:" % g)
     row("QEMU start -> kubelet, s", lambda r: r["kubelet"])
     row("  per GiB, s/GiB", lambda r: r["kubelet"] / g if r["kubelet"] else None, "%.2f")
@@ -130,7 +136,8 @@ for g in sizes:
     row("wipe, MB/s", lambda r: r["mib"] * 1.048576 / r["wipe_s"] if r.get("wipe_s") else None)
     row("join's first round at, s", lambda r: r["round"])
     row("key waited for the wipe, s", lambda r: r.get("waited_s", 0.0) if r["kubelet"] else None, "%.1f")
-    for m, key in (("full", "first_boot_%dg_s" % g), ("sync", "first_boot_sync_%dg_s" % g)):
+    for m in modes:
+        key = "first_boot_%dg_s" % g if m == "full" else "first_boot_%s_%dg_s" % (m, g)
         fig[key] = cell([r["kubelet"] for r in res[m]])[1]
         fig["first_boot_%s_%dg_s_per_gib" % (m, g)] = fig[key] / g if fig[key] else None
 ws, wm, ds, dm = (data("floor", k) for k in ("floor_wipe_s", "floor_wipe_mib", "floor_dd_s", "floor_dd_mib"))
@@ -140,6 +147,8 @@ if ws and ds and float(ws) > 0 and float(ds) > 0:
     fig["first_boot_wipe_mbps"], fig["first_boot_dd_mbps"] = round(w, 1), round(d, 1)
 if fig.get("first_boot_1g_s") and fig.get("first_boot_16g_s"):
     print("  16 GiB / 1 GiB, full: %.2fx (goal: within 1.10x)" % (fig["first_boot_16g_s"] / fig["first_boot_1g_s"]))
+if fig.get("first_boot_none_1g_s") and fig.get("first_boot_none_16g_s"):
+    print("  16 GiB / 1 GiB, none: %.2fx (goal: within 1.10x)" % (fig["first_boot_none_16g_s"] / fig["first_boot_none_1g_s"]))
 with open(out, "w") as f:
     for k, v in fig.items():
         if v is not None:

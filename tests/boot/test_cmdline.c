@@ -61,7 +61,7 @@ TEST(node_config_takes_the_init_timeout_within_its_bounds)
 				  sizeof err) < 0);
 }
 
-TEST(node_config_takes_constel_disk_wipe_full_or_sync_and_refuses_other_words)
+TEST(node_config_takes_constel_disk_wipe_full_sync_or_none_and_refuses_other_words)
 {
 	struct node_config c;
 	char arena[1024], err[256];
@@ -75,8 +75,11 @@ TEST(node_config_takes_constel_disk_wipe_full_or_sync_and_refuses_other_words)
 				  sizeof err) == 0 &&
 	      c.disk_wipe == DISK_WIPE_FULL);
 	CHECK(node_config_cmdline(&c, "constel.disk-wipe=none", arena, sizeof arena, err,
+				  sizeof err) == 0 &&
+	      c.disk_wipe == DISK_WIPE_NONE);
+	CHECK(node_config_cmdline(&c, "constel.disk-wipe=partial", arena, sizeof arena, err,
 				  sizeof err) < 0 &&
-	      strstr(err, "constel.disk-wipe=none"));
+	      strstr(err, "constel.disk-wipe=partial"));
 }
 
 TEST(node_config_takes_constel_init_secret_hash_only_as_a_bcrypt_hash)
