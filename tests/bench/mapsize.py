@@ -15,6 +15,8 @@ IMAGE = re.compile(r'^\.(text|rodata|data|init_array|fini_array|eh_frame|eh_fram
 
 COMPONENTS = [
     (re.compile(r'libconstel\.a|/musl/agent/'), 'constel-agent (ours)'),
+    # our code is one LTO unit (Makefile: -flto): the link's ltrans objects are all ours
+    (re.compile(r'\.ltrans\d*\.ltrans\.o$'), 'constel-agent (ours)'),
     (re.compile(r'-linux-musl/(libc\.a|[A-Za-z]*crt[1in]\.o)'), 'musl libc'),
     (re.compile(r'libgcc|crtbegin|crtend'), 'libgcc'),
     (re.compile(r'libbearssl\.a'), 'bearssl'),
