@@ -1,16 +1,19 @@
 /* constel-verify tdx-quote: an Intel TDX quote v4 checked alone with Intel's collateral
- * from a folder (docs/tdx.md). Part of constel-verify (included once, by
- * tools/constel-verify.c, after snp-report.h whose snp_parse_time it uses). */
+ * from a folder or fetched from Intel's PCS into a cache (tdx-pcs.h, docs/tdx.md). Part of
+ * constel-verify (included once, by tools/constel-verify.c, after snp-report.h whose snp_parse_time
+ * it uses). */
 #ifndef CONSTEL_TOOL_TDX_QUOTE_H
 #define CONSTEL_TOOL_TDX_QUOTE_H
 
 #include "attest/tdx.h"
 #include "base/base.h"
+#include "tdx-pcs.h"
 #include "tool.h"
 
 static const char tdx_usage[] =
-    "usage: constel-verify tdx-quote --quote FILE --tdx-collateral DIR [--policy FILE]\n"
-    "         [--intel-root PEM] [--at RFC3339]\n"
+    "usage: constel-verify tdx-quote --quote FILE [--tdx-collateral DIR] [--policy FILE]\n"
+    "         [--intel-root PEM] [--at RFC3339] [--tdx-cache DIR] [--ca-bundle FILE]\n"
+    "         [--pcs URL] [--pcs-certs URL]\n"
     "\n"
     "Checks an Intel TDX quote v4 (FILE, raw bytes): its PCK chain to Intel's SGX Root CA\n"
     "(built in), the PCK and root CA CRLs, the QE report's signature by the PCK and its binding\n"
@@ -19,7 +22,12 @@ static const char tdx_usage[] =
     "which must be UpToDate.\n"
     "DIR holds Intel PCS's answers as files: tcbinfo.json, tcbinfo-issuer-chain.pem,\n"
     "qeidentity.json, qeidentity-issuer-chain.pem, pckcrl.der, pckcrl-issuer-chain.pem,\n"
-    "rootcrl.der (docs/tdx.md says how to fetch them). Fetching from PCS itself is not built.\n"
+    "rootcrl.der (docs/tdx.md says how to fetch them).\n"
+    "Without --tdx-collateral they are fetched over https from Intel's PCS (--pcs, "
+    "default\n" PCS_DEFAULT ", and --pcs-certs, default " PCS_CERTS_DEFAULT ")\n"
+    "checked against --ca-bundle (default " CA_BUNDLE_DEFAULT "), into\n"
+    "--tdx-cache DIR (default " PCS_CACHE_DEFAULT "), one folder per FMSPC, reused\n"
+    "while every nextUpdate lies after --at.\n"
     "--policy FILE: JSON with the azure-tdx fields of Constellation's attestationConfig\n"
     "(qeSVN, pceSVN, teeTCBSVN, qeVendorID, mrSeam, xfam); a field left out is not checked.\n"
     "--intel-root PEM trusts that root instead of Intel's: for tests only.\n"
@@ -29,6 +37,8 @@ static const char tdx_usage[] =
 static int tdx_quote_main(int argc, char **argv)
 {
 	const char *qpath = NULL, *dir = NULL, *ppath = NULL, *rpath = NULL, *at = NULL;
+	struct pcs_opts po = {NULL, NULL, NULL, NULL, 0};
+	char cdir[4096];
 	struct tdx_verify_opts o;
 	struct tdx_collateral c;
 	struct tdx_policy pol;
@@ -53,6 +63,14 @@ static int tdx_quote_main(int argc, char **argv)
 			dst = &rpath;
 		else if (!strcmp(argv[i], "--at"))
 			dst = &at;
+		else if (!strcmp(argv[i], "--tdx-cache"))
+			dst = &po.cache;
+		else if (!strcmp(argv[i], "--ca-bundle"))
+			dst = &po.ca_bundle;
+		else if (!strcmp(argv[i], "--pcs"))
+			dst = &po.pcs;
+		else if (!strcmp(argv[i], "--pcs-certs"))
+			dst = &po.certs;
 		else
 			return fprintf(stderr,
 				       "constel-verify: tdx-quote: unknown argument '%.64s'\n",
@@ -69,11 +87,6 @@ static int tdx_quote_main(int argc, char **argv)
 	tdx_verify_opts_init(&o);
 	if (at && snp_parse_time(at, &o.at) < 0)
 		return fprintf(stderr, "constel-verify: --at: YYYY-MM-DDTHH:MM:SSZ\n"), 2;
-	if (!dir)
-		return fprintf(stderr,
-			       "constel-verify: tdx-quote: fetching the collateral from Intel's "
-			       "PCS is not built: give --tdx-collateral DIR (docs/tdx.md)\n"),
-		       1;
 	if (rpath) {
 		if ((r = tool_read_file(rpath, &text, &tlen)) < 0)
 			return fprintf(stderr, "constel-verify: %s: %s\n", rpath, strerror(-r)), 1;
@@ -97,6 +110,18 @@ static int tdx_quote_main(int argc, char **argv)
 		return fprintf(stderr, "constel-verify: %s: %s\n", qpath,
 			       r == -EFBIG ? "larger than a TDX quote can be" : strerror(-r)),
 		       1;
+	po.at = o.at;
+	po.pcs = po.pcs ? po.pcs : PCS_DEFAULT;
+	po.certs = po.certs ? po.certs : PCS_CERTS_DEFAULT;
+	po.cache = po.cache ? po.cache : PCS_CACHE_DEFAULT;
+	po.ca_bundle = po.ca_bundle ? po.ca_bundle : CA_BUNDLE_DEFAULT;
+	if (!dir && (r = pcs_collateral(&po, (const uint8_t *)quote, qlen, cdir, sizeof cdir, err,
+					sizeof err)) < 0) {
+		free(quote);
+		return fprintf(stderr, "constel-verify: %s\n", err), 1;
+	}
+	if (!dir)
+		dir = cdir;
 	if ((r = tdx_collateral_load(dir, &c, err, sizeof err)) < 0) {
 		free(quote);
 		return fprintf(stderr, "constel-verify: %s\n", err), 1;

@@ -136,4 +136,7 @@ out=$("$cv" tdx-quote --tdx-collateral "$tc" 2>&1)
 [ $? = 2 ] && pass tdx_quote_usage_no_quote || fail tdx_quote_usage_no_quote "$out"
 out=$("$cv" tdx-quote --quote x --at yesterday 2>&1)
 [ $? = 2 ] && pass tdx_quote_usage_bad_time || fail tdx_quote_usage_bad_time "$out"
-expect tdx_quote_no_collateral_folder 1 "not built: give --tdx-collateral DIR" --quote "$q"
+# without a folder the collateral is fetched (tests/attest/test_tdx_pcs.sh); here a CA bundle
+# that is not there stops it before any request, with one line
+expect tdx_quote_no_collateral_folder 1 "$work/no-bundle.pem" --quote "$q" \
+	--tdx-cache "$work/cache" --ca-bundle "$work/no-bundle.pem" --pcs https://127.0.0.1:1

@@ -1,0 +1,120 @@
+# constel-verify tdx-quote without --tdx-collateral: the collateral fetched over https from a
+# fake Intel PCS (tests/attest/fake_pcs.py, TLS with a CA this test makes, on 127.0.0.1)
+# serving the test chain's collateral of tests/attest/tdx-test/ (make.py), into a cache: the
+# quote verifies, a 429 is retried, the second run uses the cache (no request), a check after
+# nextUpdate fetches again, a wrong CA bundle and an oversized body are refused with one line,
+# an unknown FMSPC (PCS's 404) names the URL.
+. tests/lib.sh
+cv=$PWD/$BUILD/tools/constel-verify
+tt=$PWD/tests/attest/tdx-test
+work=$(mktemp -d /tmp/constel-tdxpcs-XXXXXX)
+fake=
+trap '[ -n "$fake" ] && kill "$fake" 2>/dev/null; rm -rf "$work"' EXIT
+
+# a test CA and a server certificate for 127.0.0.1 (an address: the client checks the IP SAN)
+mk() { openssl "$@" >/dev/null 2>&1; }
+mk ecparam -name prime256v1 -genkey -noout -out "$work/ca.key" &&
+	mk req -new -x509 -key "$work/ca.key" -subj "/CN=constel test PCS CA" -days 30 \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+		-out "$work/ca.pem" &&
+	mk ecparam -name prime256v1 -genkey -noout -out "$work/srv.key" &&
+	mk req -new -key "$work/srv.key" -subj "/CN=127.0.0.1" -out "$work/srv.csr" &&
+	printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$work/srv.ext" &&
+	mk x509 -req -in "$work/srv.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -set_serial 7 \
+		-days 30 -extfile "$work/srv.ext" -out "$work/srv.pem" &&
+	mk ecparam -name prime256v1 -genkey -noout -out "$work/other.key" &&
+	mk req -new -x509 -key "$work/other.key" -subj "/CN=another CA" -days 30 \
+		-addext basicConstraints=critical,CA:TRUE -out "$work/other.pem" ||
+	{
+		fail tdx_pcs_test_pki "openssl could not make the test CA"
+		exit 0
+	}
+
+log=$work/pcs.log
+: >"$log"
+python3 tests/attest/fake_pcs.py "$tt" "$work/srv.pem" "$work/srv.key" "$log" >"$work/fake.out" 2>&1 &
+fake=$!
+port=$(logged_port "$work/fake.out") || {
+	fail tdx_pcs_fake_started "$(cat "$work/fake.out")"
+	exit 0
+}
+url=https://127.0.0.1:$port
+cache=$work/cache
+base=(--quote "$tt/quote.dat" --intel-root "$tt/root-test.pem" --pcs-certs "$url")
+good=(--tdx-cache "$cache" --ca-bundle "$work/ca.pem")
+
+# run NAME CODE TEXT ARGS...: constel-verify tdx-quote ARGS exits CODE with TEXT in its output
+# (and one line only when refused); the output in $out.
+run() {
+	local name=$1 code=$2 text=$3 rc
+	shift 3
+	out=$("$cv" tdx-quote "$@" 2>&1)
+	rc=$?
+	if [ "$rc" != "$code" ]; then
+		fail "$name" "exit $rc, not $code: $out"
+	elif [[ "$out" != *"$text"* ]]; then
+		fail "$name" "no '$text' in: $out"
+	elif [ "$code" = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
+		fail "$name" "more than one line: $out"
+	else
+		pass "$name"
+		[ -n "$VERBOSE" ] && printf '  %s\n' "$out"
+		return 0
+	fi
+	return 1
+}
+reqs() { grep -c '^REQ' "$log"; }
+
+# the first run: 429 once on the TCB info, retried; four URLs fetched; the folder in the cache
+run tdx_pcs_fetch_ok 0 "OK tdx quote: tcb=UpToDate qe_tcb=UpToDate" "${base[@]}" "${good[@]}" --pcs "$url" \
+	--at 2027-01-01T00:00:00Z
+n=$(reqs)
+[ "$n" = 5 ] && pass tdx_pcs_429_retried_once || fail tdx_pcs_429_retried_once "$n requests: $(cat "$log")"
+grep -q '^REQ /tdx/certification/v4/tcb?fmspc=50806f000000$' "$log" &&
+	grep -q '^REQ /sgx/certification/v4/pckcrl?ca=platform&encoding=der$' "$log" &&
+	grep -q '^REQ /tdx/certification/v4/qe/identity$' "$log" &&
+	grep -q '^REQ /IntelSGXRootCA.der$' "$log" &&
+	pass tdx_pcs_urls || fail tdx_pcs_urls "$(cat "$log")"
+d=$cache/50806f000000-platform
+ok=1
+for f in tcbinfo.json tcbinfo-issuer-chain.pem qeidentity.json qeidentity-issuer-chain.pem \
+	pckcrl.der pckcrl-issuer-chain.pem rootcrl.der; do
+	cmp -s "$d/$f" "$tt/$f" || ok=0
+done
+[ $ok = 1 ] && [ -z "$(ls -A "$cache" | grep -v '^50806f000000-platform$')" ] &&
+	pass tdx_pcs_cache_folder_is_pcs_answers || fail tdx_pcs_cache_folder_is_pcs_answers "$(ls -la "$cache" "$d")"
+
+# the second run: from the cache, no request (the base URL points nowhere to be sure)
+run tdx_pcs_cache_reused 0 "OK tdx quote" "${base[@]}" "${good[@]}" --pcs "https://127.0.0.1:1" \
+	--at 2027-02-01T00:00:00Z
+n=$(reqs)
+[ "$n" = 5 ] && pass tdx_pcs_cache_no_request || fail tdx_pcs_cache_no_request "$n requests"
+
+# past nextUpdate (2027-06-01): fetched again (and then refused as out of date by the check)
+run tdx_pcs_expired_cache_refetched 1 "out of date" "${base[@]}" "${good[@]}" --pcs "$url" \
+	--at 2027-07-01T00:00:00Z
+n=$(reqs)
+[ "$n" = 9 ] && pass tdx_pcs_expired_cache_requests || fail tdx_pcs_expired_cache_requests "$n requests"
+[ -z "$(ls -A "$cache" | grep -v '^50806f000000-platform$')" ] && pass tdx_pcs_no_temp_left ||
+	fail tdx_pcs_no_temp_left "$(ls -A "$cache")"
+
+# a CA bundle without the server's CA: refused with one line naming the URL
+run tdx_pcs_wrong_ca_refused 1 "pcs: GET $url/tdx/certification/v4/tcb?fmspc=50806f000000" \
+	"${base[@]}" --pcs "$url" --ca-bundle "$work/other.pem" --tdx-cache "$work/c2" \
+	--at 2027-01-01T00:00:00Z
+[ ! -e "$work/c2/50806f000000-platform" ] && pass tdx_pcs_wrong_ca_nothing_cached ||
+	fail tdx_pcs_wrong_ca_nothing_cached "$(ls -A "$work/c2")"
+
+# a TCB info over 256 KiB: refused
+run tdx_pcs_body_over_bound 1 "pcs: GET $url/big/tdx/certification/v4/tcb" "${base[@]}" \
+	--ca-bundle "$work/ca.pem" --pcs "$url/big" --tdx-cache "$work/c3" --at 2027-01-01T00:00:00Z
+
+# an FMSPC PCS does not know: its 404 with the URL
+run tdx_pcs_unknown_fmspc 1 "/none/tdx/certification/v4/tcb?fmspc=50806f000000: HTTP 404" \
+	"${base[@]}" --ca-bundle "$work/ca.pem" --pcs "$url/none" --tdx-cache "$work/c4" --at 2027-01-01T00:00:00Z
+
+# --tdx-collateral still wins: no request
+n0=$(reqs)
+run tdx_pcs_folder_needs_no_pcs 0 "OK tdx quote" "${base[@]}" "${good[@]}" --pcs "$url" \
+	--tdx-collateral "$tt" --at 2027-01-01T00:00:00Z
+[ "$(reqs)" = "$n0" ] && pass tdx_pcs_folder_no_request || fail tdx_pcs_folder_no_request "$(reqs) requests"
