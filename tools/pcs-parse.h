@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-static int pcs_hexval(char c)
+static inline int pcs_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -25,8 +25,8 @@ static int pcs_hexval(char c)
  * line, then "Name: value\r\n" lines), URL-decoded (%XX; '+' is kept: base64 holds it) into
  * out, NUL-terminated. -ENOENT when absent, -EINVAL for a bad escape or a NUL, -EFBIG when it
  * does not fit in cap. */
-static int pcs_header_decode(const char *head, size_t len, const char *name, char *out, size_t cap,
-			     size_t *out_len)
+static inline int pcs_header_decode(const char *head, size_t len, const char *name, char *out,
+				    size_t cap, size_t *out_len)
 {
 	size_t nlen = strlen(name), i = 0;
 
@@ -75,7 +75,7 @@ static int pcs_header_decode(const char *head, size_t len, const char *name, cha
 
 /* The first "nextUpdate" string value of a JSON text (tcbInfo and enclaveIdentity hold one
  * each) into out (cap >= 32). -ENOENT when there is none. */
-static int pcs_json_next_update(const char *json, size_t len, char *out, size_t cap)
+static inline int pcs_json_next_update(const char *json, size_t len, char *out, size_t cap)
 {
 	static const char key[] = "\"nextUpdate\"";
 	size_t k = sizeof key - 1;

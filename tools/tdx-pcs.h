@@ -40,7 +40,7 @@ struct pcs_opts {
 };
 
 /* needle in hay, or NULL (memmem, which musl hides without _GNU_SOURCE) */
-static const uint8_t *pcs_find(const uint8_t *hay, size_t n, const void *needle, size_t k)
+static inline const uint8_t *pcs_find(const uint8_t *hay, size_t n, const void *needle, size_t k)
 {
 	for (size_t i = 0; k <= n && i <= n - k; i++)
 		if (!memcmp(hay + i, needle, k))
@@ -51,8 +51,8 @@ static const uint8_t *pcs_find(const uint8_t *hay, size_t n, const void *needle,
 /* The quote's FMSPC (12 hex digits) and its PCK CA ("processor" or "platform"), from the PCK
  * certificate of its certification data. tdx_verify checks later that the TCB info is for
  * that FMSPC and the CRL's chain is the quote's CA; this only names what to fetch. */
-static int pcs_quote_key(const uint8_t *quote, size_t len, char fmspc[13], const char **ca,
-			 char *err, size_t errlen)
+static inline int pcs_quote_key(const uint8_t *quote, size_t len, char fmspc[13], const char **ca,
+				char *err, size_t errlen)
 {
 	static const uint8_t sgx_oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf8, 0x4d, 0x01, 0x0d, 0x01};
 	static const uint8_t fmspc_tlv[] = {0x06, 0x0a, 0x2a, 0x86, 0x48, 0x86, 0xf8,
@@ -95,7 +95,7 @@ static int pcs_quote_key(const uint8_t *quote, size_t len, char fmspc[13], const
 }
 
 /* A CRL's nextUpdate (DER) or a JSON answer's, after at: 1; not: 0. */
-static int pcs_current(const char *data, size_t len, int der, time_t at)
+static inline int pcs_current(const char *data, size_t len, int der, time_t at)
 {
 	char s[32];
 	time_t t;
@@ -113,8 +113,9 @@ static int pcs_current(const char *data, size_t len, int der, time_t at)
 /* GET url: 200's body (at most max bytes) into *body, and with hdr, that header decoded into
  * *chain. 429 and 5xx and network errors retried (PCS_TRIES, back-off 1, 2, 4 s); one line
  * naming the URL in err otherwise. */
-static int pcs_get(const char *url, const struct ca_bundle *ca, size_t max, const char *hdr,
-		   char **body, size_t *blen, char **chain, size_t *clen, char *err, size_t errlen)
+static inline int pcs_get(const char *url, const struct ca_bundle *ca, size_t max, const char *hdr,
+			  char **body, size_t *blen, char **chain, size_t *clen, char *err,
+			  size_t errlen)
 {
 	char e[512] = "";
 	int status = 0;
@@ -170,7 +171,7 @@ static int pcs_get(const char *url, const struct ca_bundle *ca, size_t max, cons
 	       -EAGAIN;
 }
 
-static int pcs_write(int dfd, const char *name, const char *data, size_t len)
+static inline int pcs_write(int dfd, const char *name, const char *data, size_t len)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), r = 0;
 
@@ -193,7 +194,7 @@ static int pcs_write(int dfd, const char *name, const char *data, size_t len)
 }
 
 /* Removes the folder path and the files in it (no deeper folders are made here). */
-static void pcs_rmdir(const char *path)
+static inline void pcs_rmdir(const char *path)
 {
 	DIR *d = opendir(path);
 	struct dirent *de;
@@ -208,8 +209,8 @@ static void pcs_rmdir(const char *path)
 }
 
 /* Fetches the seven answers into the new folder tmp. */
-static int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, const char *ca_name,
-			  const char *tmp, char *err, size_t errlen)
+static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, const char *ca_name,
+				 const char *tmp, char *err, size_t errlen)
 {
 	static const size_t max[] = {256 << 10, 64 << 10, 1 << 20, 1 << 20};
 	static const char *const hdr[] = {"TCB-Info-Issuer-Chain",
@@ -254,8 +255,8 @@ static int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, const ch
 }
 
 /* The folder of the quote's collateral in the cache, fetched when absent or stale, into dir. */
-static int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote, size_t qlen, char *dir,
-			  size_t cap, char *err, size_t errlen)
+static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote, size_t qlen,
+				 char *dir, size_t cap, char *err, size_t errlen)
 {
 	static const int cur[][2] = {
 	    {TDX_COLL_TCBINFO, 0}, {TDX_COLL_QEID, 0}, {TDX_COLL_PCKCRL, 1}, {TDX_COLL_ROOTCRL, 1}};

@@ -89,16 +89,19 @@ struct tool_attest {
 	const char *collateral; /* --tdx-collateral DIR */
 	const char *at;		/* --at RFC3339: certificates valid at (default now) */
 	const char *api;	/* --api URL: the cloud API the validator asks (GCE, EC2) */
+	const char *pcs, *pcs_certs, *tdx_cache, *ca_bundle; /* without --tdx-collateral */
 	struct vtpm_policy p;
 	char *mtext, *root; /* what p.config and p.test_root point into */
 };
 
-#define TOOL_ATTEST_OPTS(a)                                                       \
-	{"attestation", &(a)->variant, 0}, {"measurements", &(a)->mpath, 0},      \
-	    {"amd-root", &(a)->amd_root, 0}, {"intel-root", &(a)->intel_root, 0}, \
-	    {"tdx-collateral", &(a)->collateral, 0}, {"at", &(a)->at, 0},         \
-	{                                                                         \
-		"api", &(a)->api, 0                                               \
+#define TOOL_ATTEST_OPTS(a)                                                                      \
+	{"attestation", &(a)->variant, 0}, {"measurements", &(a)->mpath, 0},                     \
+	    {"amd-root", &(a)->amd_root, 0}, {"intel-root", &(a)->intel_root, 0},                \
+	    {"tdx-collateral", &(a)->collateral, 0}, {"at", &(a)->at, 0}, {"api", &(a)->api, 0}, \
+	    {"pcs", &(a)->pcs, 0}, {"pcs-certs", &(a)->pcs_certs, 0},                            \
+	    {"tdx-cache", &(a)->tdx_cache, 0},                                                   \
+	{                                                                                        \
+		"ca-bundle", &(a)->ca_bundle, 0                                                  \
 	}
 
 /* The usage lines of TOOL_ATTEST_OPTS. */
@@ -108,7 +111,9 @@ static inline void tool_attest_usage(FILE *f)
 		"Attestation: --attestation V (%s, dummy) --measurements FILE (the\n"
 		"measurements JSON, or the variant's attestationConfig {\"measurements\": ...})\n"
 		"[--amd-root PEM] [--intel-root PEM] (trust only this root: tests)\n"
-		"[--tdx-collateral DIR] [--at YYYY-MM-DDTHH:MM:SSZ] [--api URL] (GCE/EC2 API)\n",
+		"[--tdx-collateral DIR] [--at YYYY-MM-DDTHH:MM:SSZ] [--api URL] (GCE/EC2 API)\n"
+		"without --tdx-collateral, TDX collateral from Intel's PCS: [--pcs URL]\n"
+		"[--pcs-certs URL] [--tdx-cache DIR] [--ca-bundle FILE] (docs/tdx.md)\n",
 		vtpm_check_names());
 }
 
@@ -137,6 +142,24 @@ static inline int tool_parse_time(const char *s, time_t *ret)
 	return 0;
 }
 
+#include "tdx-pcs.h"
+
+/* vtpm_policy's tdx_fetch: Intel's PCS into the cache, with a's options */
+static inline int tool_tdx_fetch(const struct vtpm_policy *p, const uint8_t *quote, size_t len,
+				 char *dir, size_t cap, char *err, size_t errlen)
+{
+	const struct tool_attest *a = p->tdx_fetch_ctx;
+	struct pcs_opts po = {
+	    a->pcs ? a->pcs : PCS_DEFAULT,
+	    a->pcs_certs ? a->pcs_certs : PCS_CERTS_DEFAULT,
+	    a->tdx_cache ? a->tdx_cache : PCS_CACHE_DEFAULT,
+	    a->ca_bundle ? a->ca_bundle : CA_BUNDLE_DEFAULT,
+	    p->at ? p->at : time(NULL),
+	};
+
+	return pcs_collateral(&po, quote, len, dir, cap, err, errlen);
+}
+
 /* a->p for a's options (a->variant a vTPM variant; no --measurements: none). */
 static inline int tool_policy(struct tool_attest *a, char *err, size_t errlen)
 {
@@ -160,6 +183,8 @@ static inline int tool_policy(struct tool_attest *a, char *err, size_t errlen)
 	memset(&a->p, 0, sizeof a->p);
 	a->p.test_root = a->root;
 	a->p.collateral = a->collateral;
+	a->p.tdx_fetch = tool_tdx_fetch;
+	a->p.tdx_fetch_ctx = a;
 	a->p.api = a->api;
 	if (a->at && tool_parse_time(a->at, &a->p.at) < 0)
 		return errbuf_set(err, errlen, "--at: YYYY-MM-DDTHH:MM:SSZ, not '%.32s'", a->at);

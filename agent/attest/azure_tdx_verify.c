@@ -4,8 +4,8 @@
  * Intel's SGX Root CA or --intel-root, CRLs, QE identity, TCB info) and the attestationConfig
  * policy (qeSVN, pceSVN, teeTCBSVN, qeVendorID, mrSeam, xfam), then the HCL AK binding:
  * SHA-256(RuntimeData) == the quote's REPORTDATA[0:32] and RuntimeData's keys[0] == the
- * document's AK. Collateral from --tdx-collateral DIR; fetching it from Intel's PCS is not
- * built (docs/tdx.md). */
+ * document's AK. Collateral from --tdx-collateral DIR, or, without it, from the policy's
+ * tdx_fetch hook with the quote (the tools fetch it from Intel's PCS: tools/tdx-pcs.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +80,9 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 {
 	struct azure_tdx_priv *pr = p->priv;
 	struct tdx_verify_opts o;
+	struct tdx_collateral fetched = {0};
 	struct tdx_quote q;
+	char dir[4096];
 	uint8_t *quote, *rt;
 	size_t ql, rl, off = 0;
 	TPMT_PUBLIC ak;
@@ -96,7 +98,14 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 		o.root = pr->root;
 		o.root_len = pr->root_len;
 	}
-	tdx_collateral_opts(&pr->coll, &o);
+	if (!p->collateral) {
+		/* the quote names the collateral it needs (its PCK's FMSPC and CA) */
+		if ((r = p->tdx_fetch(p, quote, ql, dir, sizeof dir, err, errlen)) < 0 ||
+		    (r = tdx_collateral_load(dir, &fetched, err, errlen)) < 0)
+			goto out;
+		tdx_collateral_opts(&fetched, &o);
+	} else
+		tdx_collateral_opts(&pr->coll, &o);
 	if ((r = tdx_verify(quote, ql, &o, &q, err, errlen)) < 0 ||
 	    (r = tdx_policy_check(&q, &pr->pol, err, errlen)) < 0 ||
 	    (r = hcl_check_runtime_hash(rt, rl, q.body.report_data, err, errlen)) < 0)
@@ -110,6 +119,7 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 	r = hcl_check_ak(rt, rl, ak.unique.rsa.buffer, ak.unique.rsa.size,
 			 ak.parameters.rsaDetail.exponent, err, errlen);
 out:
+	tdx_collateral_free(&fetched);
 	free(quote);
 	free(rt);
 	return r;
@@ -132,13 +142,14 @@ static int policy_init(struct vtpm_policy *p, char *err, size_t errlen)
 		r = errbuf_set(err, errlen, "--intel-root: no PEM certificate");
 		goto fail;
 	}
-	if (!p->collateral) {
-		r = errbuf_set(err, errlen,
-			       "fetching Intel's collateral from PCS is not built: give "
-			       "--tdx-collateral DIR (docs/tdx.md)");
+	if (!p->collateral && !p->tdx_fetch) {
+		r = errbuf_set(
+		    err, errlen,
+		    "Intel's collateral is needed: give --tdx-collateral DIR, or let the "
+		    "tools fetch it from PCS (docs/tdx.md)");
 		goto fail;
 	}
-	if ((r = tdx_collateral_load(p->collateral, &pr->coll, err, errlen)) < 0)
+	if (p->collateral && (r = tdx_collateral_load(p->collateral, &pr->coll, err, errlen)) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -74,8 +74,14 @@ struct vtpm_policy {
 	time_t at;		/* certificates and collateral must be valid at; 0: now */
 	const char *test_root;	/* --amd-root / --intel-root PEM: trust only this root (tests) */
 	const char *collateral; /* --tdx-collateral DIR */
-	const char *api;	/* --api URL: the cloud API a validator asks (GCE, EC2) */
-	void *priv;		/* the variant's parsed configuration (its policy_init) */
+	/* Without collateral: the folder of a TDX quote's collateral into dir (the tools fetch
+	 * it from Intel's PCS into a cache, tools/tdx-pcs.h); NULL: collateral is required.
+	 * 0, or a negative errno with one line in err. */
+	int (*tdx_fetch)(const struct vtpm_policy *p, const uint8_t *quote, size_t len, char *dir,
+			 size_t cap, char *err, size_t errlen);
+	const void *tdx_fetch_ctx; /* for tdx_fetch */
+	const char *api;	   /* --api URL: the cloud API a validator asks (GCE, EC2) */
+	void *priv;		   /* the variant's parsed configuration (its policy_init) */
 };
 
 /* The issuer's side of a variant (linked into the agent). */

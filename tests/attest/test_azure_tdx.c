@@ -275,6 +275,51 @@ static int e2e_validate(struct e2e *e, const uint8_t *d, size_t len, const char 
 	return r;
 }
 
+/* a fetcher as the tools' (tools/tdx-pcs.h): the folder fetch_dir for a quote that parses */
+static int fetch_calls;
+static const char *fetch_dir;
+static int fake_fetch(const struct vtpm_policy *p, const uint8_t *quote, size_t len, char *dir,
+		      size_t cap, char *err, size_t errlen)
+{
+	struct tdx_quote q;
+
+	(void)p;
+	fetch_calls++;
+	if (tdx_quote_parse(quote, len, &q, err, errlen) < 0)
+		return -EINVAL;
+	if (!fetch_dir)
+		return errbuf_set(err, errlen, "pcs: GET test: HTTP 404");
+	snprintf(dir, cap, "%s", fetch_dir);
+	return 0;
+}
+
+/* e2e_validate without the collateral folder, with fake_fetch */
+static int e2e_validate_fetch(struct e2e *e, const uint8_t *d, size_t len, const char *root,
+			      char *err, size_t errlen)
+{
+	static char pem[4096];
+	FILE *f = fopen(root, "r");
+	size_t k = f ? fread(pem, 1, sizeof pem - 1, f) : 0;
+	uint8_t ud[64];
+	size_t n = 0;
+	int r;
+
+	if (f)
+		fclose(f);
+	pem[k] = '\0';
+	memset(&e->pol, 0, sizeof e->pol);
+	e->pol.test_root = pem;
+	e->pol.tdx_fetch = fake_fetch;
+	e->pol.at = 1798761600;
+	r = vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, errlen);
+	if (r < 0)
+		return r;
+	r = vtpm_validate(&e->pol, d, len, e->nonce, sizeof e->nonce, ud, sizeof ud, &n, err,
+			  errlen);
+	vtpm_policy_free(&e->pol);
+	return r;
+}
+
 static int has(const char *err, const char *want)
 {
 	if (strstr(err, want))
@@ -343,6 +388,18 @@ static void phase_accept(struct e2e *e)
 	}
 	/* the same through constel-verify --attestation azure-tdx (tools/) */
 	CHECK(tool_verify(e, doc, len, "OK user_data=2222222222222222"));
+	/* without the folder, the fetcher (the tools': Intel's PCS) gets the document's quote
+	 * and its folder is used; its refusal is the validator's */
+	fetch_calls = 0;
+	fetch_dir = "tests/attest/tdx-test";
+	if (e2e_validate_fetch(e, doc, len, root, err, sizeof err) != 0) {
+		harness_fail(__FILE__, __LINE__, "refused with the fetcher's folder: %s", err);
+		return;
+	}
+	CHECK(fetch_calls == 1);
+	fetch_dir = NULL;
+	CHECK(e2e_validate_fetch(e, doc, len, root, err, sizeof err) < 0);
+	CHECK(has(err, "pcs: GET test: HTTP 404"));
 	/* Intel's built-in root refuses the test chain */
 	CHECK(e2e_validate(e, doc, len, NULL, err, sizeof err) < 0);
 	CHECK(has(err, "azure-tdx: tdx: pck chain: the root is not the trusted Intel SGX Root CA"));
@@ -354,10 +411,10 @@ static void phase_accept(struct e2e *e)
 	*p = *p == 'A' ? 'B' : 'A';
 	CHECK(e2e_validate(e, doc, len, root, err, sizeof err) < 0);
 	*p = *p == 'A' ? 'B' : 'A';
-	/* without the collateral folder: one line saying PCS is not built */
+	/* without the collateral folder and without a fetcher: one line asking for either */
 	memset(&e->pol, 0, sizeof e->pol);
 	CHECK(vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, sizeof err) < 0);
-	CHECK(has(err, "from PCS is not built: give --tdx-collateral DIR"));
+	CHECK(has(err, "give --tdx-collateral DIR, or let the tools fetch it from PCS"));
 }
 
 static void phase_refuse(struct e2e *e, const char *want)
