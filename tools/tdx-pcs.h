@@ -304,14 +304,14 @@ static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote
 		/* the old folder aside, the new one in its place, the old one gone */
 		if (rename(dir, old) < 0 && errno != ENOENT)
 			r = -errno;
-		else if (rename(tmp, dir) < 0)
+		else if (rename(tmp, dir) < 0 && errno != EEXIST && errno != ENOTEMPTY)
 			r = -errno;
+		/* EEXIST, ENOTEMPTY: another run put its folder in between; that one is used */
 		if (r < 0)
 			errbuf_set(err, errlen, "pcs: %s: %s", dir, strerror(-r));
 		pcs_rmdir(old);
 	}
-	if (r < 0)
-		pcs_rmdir(tmp);
+	pcs_rmdir(tmp); /* gone already when renamed */
 	return r;
 }
 

@@ -118,3 +118,18 @@ n0=$(reqs)
 run tdx_pcs_folder_needs_no_pcs 0 "OK tdx quote" "${base[@]}" "${good[@]}" --pcs "$url" \
 	--tdx-collateral "$tt" --at 2027-01-01T00:00:00Z
 [ "$(reqs)" = "$n0" ] && pass tdx_pcs_folder_no_request || fail tdx_pcs_folder_no_request "$(reqs) requests"
+
+# three runs at once on an empty cache: each prints OK, one folder is left and no temporary one
+c5=$work/c5
+pids=()
+for i in 1 2 3; do
+	"$cv" tdx-quote "${base[@]}" --ca-bundle "$work/ca.pem" --pcs "$url" --tdx-cache "$c5" \
+		--at 2027-01-01T00:00:00Z >"$work/par$i.out" 2>&1 &
+	pids+=($!)
+done
+ok=1
+for i in 1 2 3; do
+	wait "${pids[$((i - 1))]}" && grep -q "^OK tdx quote" "$work/par$i.out" || ok=0
+done
+[ $ok = 1 ] && [ "$(ls -A "$c5")" = 50806f000000-platform ] && pass tdx_pcs_parallel_runs ||
+	fail tdx_pcs_parallel_runs "$(cat "$work"/par*.out; ls -A "$c5")"
