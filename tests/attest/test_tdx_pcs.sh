@@ -32,6 +32,7 @@ mk ecparam -name prime256v1 -genkey -noout -out "$work/ca.key" &&
 
 log=$work/pcs.log
 : >"$log"
+: >"$work/fake.out" # before the first read, however the fake is scheduled
 python3 tests/attest/fake_pcs.py "$tt" "$work/srv.pem" "$work/srv.key" "$log" >"$work/fake.out" 2>&1 &
 fake=$!
 port=$(logged_port "$work/fake.out") || {
