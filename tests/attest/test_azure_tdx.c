@@ -330,10 +330,11 @@ static int has(const char *err, const char *want)
 
 /* constel-verify --attestation azure-tdx with the test root and collateral on doc: its
  * output holds want. */
-static int tool_verify(struct e2e *e, const uint8_t *d, size_t len, const char *want)
+static int tool_verify_with(struct e2e *e, const uint8_t *d, size_t len, const char *coll,
+			    const char *want)
 {
 	const char *b = getenv("BUILD");
-	char path[] = "/tmp/constel-azure-tdx-doc-XXXXXX", cmd[512], out[512] = "", nonce[65];
+	char path[] = "/tmp/constel-azure-tdx-doc-XXXXXX", cmd[1024], out[512] = "", nonce[65];
 	int fd = mkstemp(path), ok;
 	FILE *p;
 
@@ -343,10 +344,10 @@ static int tool_verify(struct e2e *e, const uint8_t *d, size_t len, const char *
 	close(fd);
 	hex_encode(e->nonce, sizeof e->nonce, nonce, sizeof nonce);
 	snprintf(cmd, sizeof cmd,
-		 "%s/tools/constel-verify --attestation azure-tdx --nonce %s --tdx-collateral "
-		 "tests/attest/tdx-test --intel-root tests/attest/tdx-test/root-test.pem --at "
+		 "%s/tools/constel-verify --attestation azure-tdx --nonce %s %s "
+		 "--intel-root tests/attest/tdx-test/root-test.pem --at "
 		 "2027-01-01T00:00:00Z %s 2>&1",
-		 b && *b ? b : "build", nonce, path);
+		 b && *b ? b : "build", nonce, coll, path);
 	p = ok ? popen(cmd, "r") : NULL;
 	if (p) {
 		size_t k = fread(out, 1, sizeof out - 1, p);
@@ -358,6 +359,43 @@ static int tool_verify(struct e2e *e, const uint8_t *d, size_t len, const char *
 	unlink(path);
 	if (!ok)
 		fprintf(stderr, "constel-verify said: %s (want %s)\n", out, want);
+	return ok;
+}
+
+static int tool_verify(struct e2e *e, const uint8_t *d, size_t len, const char *want)
+{
+	return tool_verify_with(e, d, len, "--tdx-collateral tests/attest/tdx-test", want);
+}
+
+/* constel-verify --attestation azure-tdx without --tdx-collateral: the tools' PCS client with
+ * a cache that already holds the quote's folder (current at --at: no request; the PCS URL
+ * points nowhere), then with an empty cache (it fetches: here it stops at the missing CA
+ * bundle, before any request, with one line). */
+static int tool_verify_pcs(struct e2e *e, const uint8_t *d, size_t len)
+{
+	char dir[] = "/tmp/constel-azure-tdx-pcs-XXXXXX", cmd[512], args[512];
+	int ok;
+
+	if (!mkdtemp(dir))
+		return 0;
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p %s/cache/50806f000000-platform && cp tests/attest/tdx-test/*.json "
+		 "tests/attest/tdx-test/*.pem tests/attest/tdx-test/*.der "
+		 "%s/cache/50806f000000-platform/",
+		 dir, dir);
+	ok = system(cmd) == 0;
+	snprintf(args, sizeof args,
+		 "--tdx-cache %s/cache --pcs https://127.0.0.1:1 --pcs-certs https://127.0.0.1:1 "
+		 "--ca-bundle %s/none.pem",
+		 dir, dir);
+	ok = ok && tool_verify_with(e, d, len, args, "OK user_data=2222222222222222");
+	snprintf(args, sizeof args,
+		 "--tdx-cache %s/empty --pcs https://127.0.0.1:1 --ca-bundle %s/none.pem", dir,
+		 dir);
+	ok = ok && tool_verify_with(e, d, len, args, "none.pem: No such file");
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		ok = 0;
 	return ok;
 }
 
@@ -388,6 +426,7 @@ static void phase_accept(struct e2e *e)
 	}
 	/* the same through constel-verify --attestation azure-tdx (tools/) */
 	CHECK(tool_verify(e, doc, len, "OK user_data=2222222222222222"));
+	CHECK(tool_verify_pcs(e, doc, len));
 	/* without the folder, the fetcher (the tools': Intel's PCS) gets the document's quote
 	 * and its folder is used; its refusal is the validator's */
 	fetch_calls = 0;
