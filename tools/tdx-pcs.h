@@ -27,8 +27,9 @@
 #define PCS_DEFAULT	  "https://api.trustedservices.intel.com"
 #define PCS_CERTS_DEFAULT "https://certificates.trustedservices.intel.com"
 #define PCS_CACHE_DEFAULT "/var/cache/constel-tdx"
-#define PCS_TIMEOUT_MS	  30000 /* each request, redirects included */
-#define PCS_TRIES	  4	/* per URL; 429 and 5xx retried after 1, 2, 4 s */
+#define PCS_TIMEOUT_MS	  30000	 /* each request, redirects included */
+#define PCS_TRIES	  4	 /* per URL; 429 and 5xx retried after 1, 2, 4 s */
+#define PCS_TOTAL_MS	  120000 /* all four URLs of one fetch, retries included */
 #define PCS_CHAIN_MAX	  (16 << 10)
 
 struct pcs_opts {
@@ -112,10 +113,10 @@ static inline int pcs_current(const char *data, size_t len, int der, time_t at)
 
 /* GET url: 200's body (at most max bytes) into *body, and with hdr, that header decoded into
  * *chain. 429 and 5xx and network errors retried (PCS_TRIES, back-off 1, 2, 4 s); one line
- * naming the URL in err otherwise. */
+ * naming the URL in err otherwise; nothing goes on past end (monotonic_ms). */
 static inline int pcs_get(const char *url, const struct ca_bundle *ca, size_t max, const char *hdr,
 			  char **body, size_t *blen, char **chain, size_t *clen, char *err,
-			  size_t errlen)
+			  size_t errlen, uint64_t end)
 {
 	char e[512] = "";
 	int status = 0;
@@ -124,9 +125,20 @@ static inline int pcs_get(const char *url, const struct ca_bundle *ca, size_t ma
 		struct http_response resp;
 		int r;
 
-		if (t)
+		uint64_t now;
+
+		if (t && monotonic_ms() + (1000u << (t - 1)) < end)
 			sleep(1u << (t - 1));
-		r = http_fetch(url, ca, PCS_TIMEOUT_MS, max, &resp, e, sizeof e);
+		now = monotonic_ms();
+		if (now + 1000 >= end)
+			return errbuf_set(err, errlen,
+					  "pcs: GET %s: %s%sno time left (%d s for all of PCS's "
+					  "answers)",
+					  url, e, *e ? "; " : "", PCS_TOTAL_MS / 1000),
+			       -ETIMEDOUT;
+		r = http_fetch(url, ca,
+			       end - now < PCS_TIMEOUT_MS ? (int)(end - now) : PCS_TIMEOUT_MS, max,
+			       &resp, e, sizeof e);
 		if (r == -EKEYREJECTED || r == -EFBIG || r == -EINVAL || r == -EPERM ||
 		    r == -ELOOP || r == -ENOKEY)
 			return errbuf_set(err, errlen, "pcs: GET %s: %s", url, e), r;
@@ -218,6 +230,7 @@ static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, c
 					  "SGX-PCK-CRL-Issuer-Chain", NULL};
 	static const int file[] = {TDX_COLL_TCBINFO, TDX_COLL_QEID, TDX_COLL_PCKCRL,
 				   TDX_COLL_ROOTCRL};
+	uint64_t end = monotonic_ms() + PCS_TOTAL_MS;
 	struct ca_bundle cab;
 	char url[4][1024];
 	int dfd, r = 0;
@@ -239,7 +252,8 @@ static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, c
 		char *body = NULL, *chain = NULL;
 		size_t blen = 0, clen = 0;
 
-		r = pcs_get(url[i], &cab, max[i], hdr[i], &body, &blen, &chain, &clen, err, errlen);
+		r = pcs_get(url[i], &cab, max[i], hdr[i], &body, &blen, &chain, &clen, err, errlen,
+			    end);
 		if (r == 0)
 			r = pcs_write(dfd, tdx_collateral_names[file[i]], body, blen);
 		if (r == 0 && chain)

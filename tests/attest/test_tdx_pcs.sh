@@ -134,3 +134,8 @@ for i in 1 2 3; do
 done
 [ $ok = 1 ] && [ "$(ls -A "$c5")" = 50806f000000-platform ] && pass tdx_pcs_parallel_runs ||
 	fail tdx_pcs_parallel_runs "$(cat "$work"/par*.out; ls -A "$c5")"
+
+# nobody listening: retried (1 + 2 + 4 s of back-off), then one line naming the URL
+run tdx_pcs_unreachable_retried 1 "pcs: GET https://127.0.0.1:1/tdx/certification/v4/tcb?fmspc=50806f000000: dial 127.0.0.1:1: Connection refused after 4 tries" \
+	"${base[@]}" --ca-bundle "$work/ca.pem" --pcs https://127.0.0.1:1 --tdx-cache "$work/c6" \
+	--at 2027-01-01T00:00:00Z
