@@ -218,11 +218,12 @@ run: agent tools $(BUILD)/vm/standin $(BUILD)/initrd.img uki measurements
 	@BUILD=$(BUILD) RUN_CSP=$(RUN_CSP) qemu-tests/run-main.sh
 
 # ---- the agent's initrd (initrd/build.sh): the stripped agent as /init, the static mke2fs,
-# the modules of initrd/modules.txt for the kernel the QEMU tests boot; gzip, reproducible.
+# the modules of initrd/modules.txt for the kernel the QEMU tests boot, this machine's CA
+# bundle (ca-certificates); gzip, reproducible.
 .PHONY: initrd
 initrd: $(BUILD)/initrd.img
 $(BUILD)/initrd.img: $(BUILD)/constel-agent.stripped $(DEPS)/sbin/mke2fs initrd/mkinitrd.py \
-		initrd/build.sh initrd/modules.txt
+		initrd/build.sh initrd/modules.txt $(wildcard /etc/ssl/certs/ca-certificates.crt)
 	BUILD=$(BUILD) DEPS=$(DEPS) initrd/build.sh $@
 
 # ---- the measured boot (image/README.md): the UKI of that initrd with Debian's systemd-stub

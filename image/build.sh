@@ -6,7 +6,8 @@
 #                      root (root-x86-64), 3 its dm-verity hash tree (root-x86-64-verity); the
 #                      partition UUIDs are the halves of the root hash, as mkosi writes them
 #   constel-image.efi  the UKI: the image's systemd-stub and kernel, the agent's initrd for that
-#                      kernel, mkosi.conf's KernelCommandLine plus "roothash=<hex>"
+#                      kernel (with the root's CA bundle), mkosi.conf's KernelCommandLine plus
+#                      "roothash=<hex>"
 #   esp.img            the ESP alone; cmdline, roothash, initrd.img, os-release: the UKI's parts
 #   measurements.json  image/measure.py --uki constel-image.efi --zero 8,12,13,15
 #   info               the cache keys, the kernel version, sizes and what was rebuilt
@@ -127,8 +128,18 @@ if [ ! -e "$F/done" ]; then
 	# and squashfs, the root's file system
 	# (squashfs: the root phase's, loaded in the background like the rest, see modules.txt;
 	# ext4, marked root for the test root, is first needed by the state disk here)
+	# and the image's own CA bundle (its ca-certificates, current with each rebuild of the image)
+	# where the agent's https clients look before the switch (initrd/build.sh --module-root)
+	unsquashfs -q -n -d "$tmp/ca" "$R/root.raw" etc/ssl/certs/ca-certificates.crt var/lib/dpkg/status \
+		>/dev/null 2>&1 || true
+	ca=$tmp/ca/etc/ssl/certs/ca-certificates.crt
+	[ -f "$ca" ] && [ ! -L "$ca" ] || die "the image's root has no /etc/ssl/certs/ca-certificates.crt (ca-certificates)"
+	ca_version=$(dpkg-query --admindir="$tmp/ca/var/lib/dpkg" -W -f='${Version}' ca-certificates 2>/dev/null) || ca_version=unknown
 	python3 "$repo/initrd/mkinitrd.py" "$tmp/initrd.img" --init "$agent" --kver "$kver" \
-		--module-root "$R/tree" --modules-file "$repo/initrd/modules.txt" --modules squashfs:root --phase ext4:disk --file "$mke2fs:/sbin/mke2fs" --compress gzip >/dev/null
+		--module-root "$R/tree" --modules-file "$repo/initrd/modules.txt" --modules squashfs:root --phase ext4:disk --file "$mke2fs:/sbin/mke2fs" \
+		--file "$ca:/etc/ssl/certs/ca-certificates.crt" --compress gzip >/dev/null
+	ca_sha=$(sha256sum <"$ca" | cut -c1-64)
+	rm -rf "$tmp/ca"
 	# the command line as mkosi 14's install_unified_kernel writes it: the configured one, a
 	# space, roothash=<hex>
 	cl=$(sed -n 's/^KernelCommandLine=//p' "$here/mkosi.conf" | sed 's/^!\* *//')
@@ -174,6 +185,7 @@ PY
 		echo "key $key"
 		echo "kernel $kver"
 		echo "roothash $roothash"
+		echo "ca_bundle ca-certificates $ca_version sha256 $ca_sha"
 		echo "root_mib $root_mib verity_mib $ver_mib esp_mib $esp_mib disk_mib $total"
 		echo "uki_sha256 $(sha256sum "$tmp/constel-image.efi" | cut -c1-64)"
 		echo "disk_sha256 $(sha256sum "$tmp/disk.raw" | cut -c1-64)"

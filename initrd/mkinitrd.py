@@ -29,6 +29,8 @@ MOUNT_POINTS = ["/bin", "/dev", "/etc", "/proc", "/run", "/sbin", "/sys", "/tmp"
 MODULES_LIST = "/etc/modules.list"
 MODULES_DEP = "/etc/modules.dep"
 MODULES_PHASE = "/etc/modules.phase"
+# Where agent/net/net.h's CA_BUNDLE_DEFAULT reads the roots for https:// (initrd/build.sh).
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 # The boot phases that need modules, in boot order (agent/boot/boot.h enum modules_phase).
 PHASES = ["network", "root", "verity", "disk", "handover"]
 GZIP_LEVEL = 9
@@ -278,6 +280,8 @@ def part_of(path):
         return "kernel modules"
     if path == "/sbin/mke2fs":
         return "mke2fs"
+    if path == CA_BUNDLE:
+        return "CA bundle"
     return "other files"
 
 
@@ -361,7 +365,8 @@ def main():
 
     if a.sizes:
         print("%-28s %12s" % ("part (uncompressed)", "bytes"))
-        for part in ["init", "kernel modules", "mke2fs", "other files", "cpio overhead"]:
+        for part in ["init", "kernel modules", "mke2fs", "CA bundle", "other files",
+                     "cpio overhead"]:
             if part in sizes:
                 extra = " (%d .ko)" % len(mods) if part == "kernel modules" else ""
                 print("%-28s %12d" % (part + extra, sizes[part]))

@@ -51,6 +51,13 @@ veritysetup verify "$work/root" "$work/verity" "$roothash" >"$work/v.out" 2>&1 &
 t=image_build_measurements_are_measure_py_s_for_the_uki
 image/measure.py --uki "$img/constel-image.efi" --zero 8,12,13,15 >"$work/m.json" 2>&1 &&
 	cmp -s "$work/m.json" "$img/measurements.json" && pass $t || fail $t "$(head -c 300 "$work/m.json")"
+t=image_build_initrd_holds_the_roots_own_ca_bundle
+# (the agent's https clients read /etc/ssl/certs/ca-certificates.crt before the switch)
+unsquashfs -q -n -d "$work/rootca" "$work/root" etc/ssl/certs/ca-certificates.crt >/dev/null 2>&1
+cmp -s <(python3 tests/initrd/cpio_check.py "$img/initrd.img" --cat etc/ssl/certs/ca-certificates.crt) \
+	"$work/rootca/etc/ssl/certs/ca-certificates.crt" &&
+	[ "$(info ca_bundle | cut -d' ' -f4)" = "$(sha256sum <"$work/rootca/etc/ssl/certs/ca-certificates.crt" | cut -c1-64)" ] &&
+	pass "$t ($(info ca_bundle | cut -d' ' -f1-2))" || fail $t "the initrd's bundle is not the root's (info: '$(info ca_bundle)')"
 
 # the boot stage again in a cache folder of its own (the root linked in): the same bytes
 R=$(dirname "$(readlink -f "$img/roothash")")

@@ -11,6 +11,8 @@ chk() { python3 tests/initrd/cpio_check.py "$@"; }
 
 # The inputs are copies, so that touching them changes no file of the build.
 deps=$(cat "$BUILD/deps-prefix" 2>/dev/null)
+# the CA bundle every build without --ca-bundle takes (initrd/build.sh)
+ca=/etc/ssl/certs/ca-certificates.crt
 mkdir -p "$work/b" "$work/deps/sbin"
 cp "$BUILD/constel-agent.stripped" "$work/b/" 2>/dev/null && cp "$deps/sbin/mke2fs" "$work/deps/sbin/" 2>/dev/null || {
 	fail initrd_inputs "no $BUILD/constel-agent.stripped or $deps/sbin/mke2fs (make agent first)"
@@ -53,7 +55,7 @@ owners=$(gzip -dc "$work/a.img" | cpio -tv --numeric-uid-gid --quiet 2>/dev/null
 list=$(chk "$work/a.img" --cat etc/modules.list)
 t=initrd_holds_init_mke2fs_modules_list_and_every_module
 missing=
-for p in init sbin/mke2fs etc/modules.list etc/modules.dep dev proc sys run tmp $(sed 's|^/||' <<<"$list"); do
+for p in init sbin/mke2fs etc/ssl/certs/ca-certificates.crt etc/modules.list etc/modules.dep dev proc sys run tmp $(sed 's|^/||' <<<"$list"); do
 	grep -qxF "$p" <<<"$names" || missing="$missing $p"
 done
 n=$(grep -c . <<<"$list")
@@ -220,10 +222,49 @@ fi
 # --module-root (image/mkosi.finalize's way) on a tree that holds this machine's modules gives
 # the bytes of the default build.
 t=initrd_build_with_module_root_gives_the_same_bytes
-mkdir -p "$work/fr/lib/modules"
+mkdir -p "$work/fr/lib/modules" "$work/fr/etc/ssl/certs"
 ln -s "/lib/modules/$kver" "$work/fr/lib/modules/$kver"
+cp "$ca" "$work/fr/etc/ssl/certs/ca-certificates.crt"
 build "$work/r.img" --module-root "$work/fr" >/dev/null 2>"$work/r.err" && cmp -s "$work/r.img" "$work/a.img" &&
 	pass $t || fail $t "$(cat "$work/r.err") (differs from the default build)"
+
+# The CA bundle (agent/net/net.h CA_BUNDLE_DEFAULT, read by the cloud API clients before the
+# switch): this machine's by default, the tree's with --module-root (an image keeps its own
+# current), FILE with --ca-bundle; each byte for byte, and its source named on the first line.
+t=initrd_ca_bundle_is_this_machines_byte_for_byte
+ver=$(dpkg-query -W -f='${Version}' ca-certificates 2>/dev/null)
+cmp -s <(chk "$work/a.img" --cat etc/ssl/certs/ca-certificates.crt) "$ca" &&
+	chk "$work/a.img" --list >"$work/a.list" && grep -qx 'etc/ssl/certs/ca-certificates.crt 0o100644 [0-9]*' "$work/a.list" &&
+	grep -qx "CA bundle: $ca (ca-certificates $ver), sha256 $(sha256sum <"$ca" | cut -c1-64)" "$work/a.sizes" &&
+	grep -q "^CA bundle  *$(stat -c %s "$ca")\$" "$work/a.sizes" &&
+	pass "$t (ca-certificates $ver)" || fail $t "differs, or its line is not in: $(head -1 "$work/a.sizes")"
+
+t=initrd_module_root_takes_the_trees_bundle
+mkdir -p "$work/ft/lib/modules" "$work/ft/etc/ssl/certs"
+ln -s "/lib/modules/$kver" "$work/ft/lib/modules/$kver"
+# the tree's bundle: this machine's first certificate only, so that it differs from the default
+awk '{ print } /-----END CERTIFICATE-----/ { exit }' "$ca" >"$work/ft/usr-bundle.crt"
+ln -s /usr-bundle.crt "$work/ft/etc/ssl/certs/ca-certificates.crt"
+build "$work/t.img" --module-root "$work/ft" >"$work/t.out" 2>"$work/t.err" &&
+	cmp -s <(chk "$work/t.img" --cat etc/ssl/certs/ca-certificates.crt) "$work/ft/usr-bundle.crt" &&
+	! cmp -s "$work/ft/usr-bundle.crt" "$ca" && grep -q "^CA bundle: $work/ft/usr-bundle.crt " "$work/t.out" &&
+	pass $t || fail $t "$(cat "$work/t.err") (not the tree's bundle: $(head -1 "$work/t.out"))"
+
+t=initrd_ca_bundle_option_takes_the_given_file
+build "$work/g.img" --ca-bundle "$work/ft/usr-bundle.crt" >"$work/g.out" 2>"$work/g.err" &&
+	cmp -s <(chk "$work/g.img" --cat etc/ssl/certs/ca-certificates.crt) "$work/ft/usr-bundle.crt" &&
+	grep -q "given with --ca-bundle" "$work/g.out" && pass $t || fail $t "$(cat "$work/g.err")"
+
+t=initrd_build_refuses_a_missing_bundle_in_one_line
+rm "$work/ft/usr-bundle.crt"
+build "$work/x.img" --module-root "$work/ft" >/dev/null 2>"$work/x.err"
+rc=$?
+build "$work/x2.img" --ca-bundle "$work/nonexistent.crt" >/dev/null 2>"$work/x2.err"
+rc2=$?
+[ $rc != 0 ] && [ $rc2 != 0 ] && [ "$(wc -l <"$work/x.err")" = 1 ] && [ "$(wc -l <"$work/x2.err")" = 1 ] &&
+	grep -q "no CA bundle .* at $work/ft/usr-bundle.crt" "$work/x.err" && grep -q "nonexistent.crt" "$work/x2.err" &&
+	[ ! -e "$work/x.img" ] && [ ! -e "$work/x2.img" ] && pass $t ||
+	fail $t "exit $rc/$rc2: $(cat "$work/x.err" "$work/x2.err")"
 
 t=initrd_size_table_names_each_part_and_the_real_total
 total=$(awk '/^total \(gzip\)/ {print $3}' "$work/a.sizes")
@@ -265,5 +306,6 @@ t=initrd_qemu_tests_mkinitrd_sh_is_the_same_writer
 # (NAME:PHASE words: the "#@ PHASE" marks of initrd/modules.txt, as initrd/build.sh reads them)
 modules=$(awk '/^#@ / { p = $2; next } /^#/ || !NF { next } { printf "%s:%s ", $1, p }' initrd/modules.txt)
 qemu-tests/mkinitrd.sh "$work/q.img" --init "$work/b/constel-agent.stripped" --modules "$modules" \
-	--file "$work/deps/sbin/mke2fs:/sbin/mke2fs" 2>"$work/q.err" && cmp -s "$work/q.img" "$work/a.img" &&
+	--file "$work/deps/sbin/mke2fs:/sbin/mke2fs" --file "$ca:/etc/ssl/certs/ca-certificates.crt" 2>"$work/q.err" &&
+	cmp -s "$work/q.img" "$work/a.img" &&
 	pass $t || fail $t "$(cat "$work/q.err") (differs from initrd/build.sh's)"
