@@ -193,8 +193,11 @@ static int aws_self_role(const struct cloud *cl, struct md_instance *self)
 
 	if ((r = aws_self(cl, self)) < 0)
 		return r;
-	if ((r = own_instance(cl, &in)) < 0)
-		return r;
+	/* the role is a tag: the EC2 API's; without it the command line's stands in (as on GCP),
+	 * and the line above says why the API did not answer */
+	self->no_role = 1;
+	if (own_instance(cl, &in) < 0)
+		return 0;
 	if (!in.has_role)
 		return log_err(-ENOENT, "aws: instance %s has no tag " AWS_TAG_ROLE, st.id);
 	self->control_plane = aws_role_is_control_plane(in.role);
