@@ -178,6 +178,11 @@ struct json_object;
 /* The one JSON value that is exactly buf[0..len) (json-c), or NULL when it does not parse,
  * has anything after the value, or is too long. Release it with json_object_put. */
 struct json_object *json_parse_exact(const char *buf, size_t len);
+/* The string member key of object o copied into out: -ENOENT when absent (or o is no object),
+ * -EINVAL when it is no string, holds a NUL or does not fit in cap with its terminator. */
+int json_str_member(struct json_object *o, const char *key, char *out, size_t cap);
+/* The member key of object o when it has the json_type type, else NULL. */
+struct json_object *json_member(struct json_object *o, const char *key, int type);
 
 /* ---- time (file.c) ---- */
 /* CLOCK_MONOTONIC in nanoseconds, for deadlines and durations. */

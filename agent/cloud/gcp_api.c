@@ -18,36 +18,9 @@
 #include "net/net.h"
 
 /* ---- readers ---- */
-static int str_member(json_object *o, const char *key, char *out, size_t cap)
-{
-	json_object *v;
-	size_t n;
-
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return -ENOENT;
-	if (!json_object_is_type(v, json_type_string))
-		return -EINVAL;
-	n = (size_t)json_object_get_string_len(v);
-	if (n >= cap || memchr(json_object_get_string(v), 0, n))
-		return -EINVAL;
-	memcpy(out, json_object_get_string(v), n + 1);
-	return 0;
-}
-
-static json_object *member(json_object *o, const char *key, json_type t)
-{
-	json_object *v = NULL;
-
-	if (o && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, key, &v) && json_object_is_type(v, t))
-		return v;
-	return NULL;
-}
-
 static int next_token(json_object *root, char *next, size_t cap, char *err, size_t errlen)
 {
-	int r = str_member(root, "nextPageToken", next, cap);
+	int r = json_str_member(root, "nextPageToken", next, cap);
 
 	if (r == -ENOENT) {
 		next[0] = '\0';
@@ -67,44 +40,45 @@ static int instance_of(json_object *in, struct gcp_instance *out, char *err, siz
 	memset(out, 0, sizeof *out);
 	if (!json_object_is_type(in, json_type_object))
 		return errbuf_set(err, errlen, "gcp: an instance is not an object");
-	if ((r = str_member(in, "name", out->name, sizeof out->name)) < 0)
+	if ((r = json_str_member(in, "name", out->name, sizeof out->name)) < 0)
 		return errbuf_set(err, errlen, "gcp: instance %s name",
 				  r == -ENOENT ? "without a" : "with a bad");
-	labels = member(in, "labels", json_type_object);
+	labels = json_member(in, "labels", json_type_object);
 	if (labels) {
-		if (str_member(labels, GCP_LABEL_ROLE, out->role, sizeof out->role) == -EINVAL)
+		if (json_str_member(labels, GCP_LABEL_ROLE, out->role, sizeof out->role) == -EINVAL)
 			return errbuf_set(err, errlen, "gcp: instance %s: bad label %s", out->name,
 					  GCP_LABEL_ROLE);
-		r = str_member(labels, GCP_LABEL_UID, out->uid, sizeof out->uid);
+		r = json_str_member(labels, GCP_LABEL_UID, out->uid, sizeof out->uid);
 		if (r == -EINVAL)
 			return errbuf_set(err, errlen, "gcp: instance %s: bad label %s", out->name,
 					  GCP_LABEL_UID);
 		out->has_uid = r == 0;
 	}
 	/* networkInterfaces[name == "nic0"].networkIP (convertToInstanceMetadata) */
-	nics = member(in, "networkInterfaces", json_type_array);
+	nics = json_member(in, "networkInterfaces", json_type_array);
 	for (size_t i = 0; nics && i < json_object_array_length(nics); i++) {
 		json_object *nic = json_object_array_get_idx(nics, i);
 		char name[16];
 
-		if (str_member(nic, "name", name, sizeof name) < 0 || strcmp(name, "nic0"))
+		if (json_str_member(nic, "name", name, sizeof name) < 0 || strcmp(name, "nic0"))
 			continue;
-		if (str_member(nic, "networkIP", out->vpc_ip, sizeof out->vpc_ip) < 0 ||
+		if (json_str_member(nic, "networkIP", out->vpc_ip, sizeof out->vpc_ip) < 0 ||
 		    !out->vpc_ip[0])
 			return errbuf_set(err, errlen, "gcp: instance %s: nic0 without a networkIP",
 					  out->name);
 	}
 	/* metadata.items[key == constellation-init-secret-hash].value */
-	items = member(member(in, "metadata", json_type_object), "items", json_type_array);
+	items =
+	    json_member(json_member(in, "metadata", json_type_object), "items", json_type_array);
 	for (size_t i = 0; items && i < json_object_array_length(items); i++) {
 		json_object *it = json_object_array_get_idx(items, i);
 		char key[64];
 
-		if (str_member(it, "key", key, sizeof key) < 0 ||
+		if (json_str_member(it, "key", key, sizeof key) < 0 ||
 		    strcmp(key, GCP_ITEM_INIT_SECRET_HASH))
 			continue;
-		if (str_member(it, "value", out->init_secret_hash, sizeof out->init_secret_hash) <
-		    0)
+		if (json_str_member(it, "value", out->init_secret_hash,
+				    sizeof out->init_secret_hash) < 0)
 			return errbuf_set(err, errlen, "gcp: instance %s: bad metadata item %s",
 					  out->name, GCP_ITEM_INIT_SECRET_HASH);
 		out->has_init_secret_hash = 1;
@@ -186,8 +160,8 @@ int gcp_parse_zone_list(const char *json, size_t len, char (*zones)[64], int max
 		char name[64];
 
 		/* a zone without a name is skipped, as Constellation's zones() does */
-		if (str_member(json_object_array_get_idx(items, i), "name", name, sizeof name) <
-			0 ||
+		if (json_str_member(json_object_array_get_idx(items, i), "name", name,
+				    sizeof name) < 0 ||
 		    !name[0] || strchr(name, '/'))
 			continue;
 		if (*count >= max)
@@ -216,9 +190,9 @@ int gcp_parse_forwarding_rules(const char *json, size_t len, char *host, size_t 
 		size_t n;
 
 		/* Constellation: the first rule; its IPAddress and portRange's first port */
-		if (str_member(fr, "IPAddress", host, host_cap) < 0 || !host[0])
+		if (json_str_member(fr, "IPAddress", host, host_cap) < 0 || !host[0])
 			r = errbuf_set(err, errlen, "gcp: the forwarding rule has no IPAddress");
-		else if (str_member(fr, "portRange", range, sizeof range) < 0)
+		else if (json_str_member(fr, "portRange", range, sizeof range) < 0)
 			r = errbuf_set(err, errlen, "gcp: the forwarding rule has no portRange");
 		else if ((n = strcspn(range, "-")) == 0 || n >= port_cap ||
 			 strspn(range, "0123456789") != n)
@@ -236,17 +210,17 @@ int gcp_parse_error(const char *json, size_t len, char *msg, size_t msg_cap, cha
 	json_object *root = json_parse_exact(json, len), *e, *errs;
 
 	msg[0] = reason[0] = '\0';
-	e = member(root, "error", json_type_object);
+	e = json_member(root, "error", json_type_object);
 	if (!e) {
 		json_object_put(root);
 		return -ENOENT;
 	}
-	if (str_member(e, "message", msg, msg_cap) < 0)
+	if (json_str_member(e, "message", msg, msg_cap) < 0)
 		msg[0] = '\0';
-	errs = member(e, "errors", json_type_array);
+	errs = json_member(e, "errors", json_type_array);
 	if (!errs || json_object_array_length(errs) == 0 ||
-	    str_member(json_object_array_get_idx(errs, 0), "reason", reason, reason_cap) < 0)
-		if (str_member(e, "status", reason, reason_cap) < 0)
+	    json_str_member(json_object_array_get_idx(errs, 0), "reason", reason, reason_cap) < 0)
+		if (json_str_member(e, "status", reason, reason_cap) < 0)
 			reason[0] = '\0';
 	for (char *p = msg; *p; p++) /* one line */
 		if ((unsigned char)*p < ' ' || *p == 0x7f)

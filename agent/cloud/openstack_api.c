@@ -19,33 +19,6 @@
 #include "cloud/openstack_api.h"
 #include "net/net.h"
 
-static int str_member(json_object *o, const char *key, char *out, size_t cap)
-{
-	json_object *v;
-	size_t n;
-
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return -ENOENT;
-	if (!json_object_is_type(v, json_type_string))
-		return -EINVAL;
-	n = (size_t)json_object_get_string_len(v);
-	if (n >= cap || memchr(json_object_get_string(v), 0, n))
-		return -EINVAL;
-	memcpy(out, json_object_get_string(v), n + 1);
-	return 0;
-}
-
-static json_object *member(json_object *o, const char *key, json_type t)
-{
-	json_object *v = NULL;
-
-	if (o && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, key, &v) && json_object_is_type(v, t))
-		return v;
-	return NULL;
-}
-
 /* ---- user_data ---- */
 int os_parse_creds(const char *json, size_t len, struct os_creds *out, char *err, size_t errlen)
 {
@@ -55,18 +28,19 @@ int os_parse_creds(const char *json, size_t len, struct os_creds *out, char *err
 	memset(out, 0, sizeof *out);
 	if (!root)
 		return errbuf_set(err, errlen, "openstack: user_data is not JSON");
-	if (str_member(root, "openstack-auth-url", out->auth_url, sizeof out->auth_url) < 0 ||
+	if (json_str_member(root, "openstack-auth-url", out->auth_url, sizeof out->auth_url) < 0 ||
 	    (strncmp(out->auth_url, "https://", 8) && strncmp(out->auth_url, "http://", 7)))
 		r = errbuf_set(err, errlen, "openstack: user_data without an openstack-auth-url");
-	else if (str_member(root, "openstack-username", out->username, sizeof out->username) < 0 ||
+	else if (json_str_member(root, "openstack-username", out->username, sizeof out->username) <
+		     0 ||
 		 !out->username[0])
 		r = errbuf_set(err, errlen, "openstack: user_data without openstack-username");
-	else if (str_member(root, "openstack-user-domain-name", out->user_domain,
-			    sizeof out->user_domain) < 0 ||
+	else if (json_str_member(root, "openstack-user-domain-name", out->user_domain,
+				 sizeof out->user_domain) < 0 ||
 		 !out->user_domain[0])
 		r = errbuf_set(err, errlen,
 			       "openstack: user_data without openstack-user-domain-name");
-	else if (!(pw = member(root, "openstack-password", json_type_string)) ||
+	else if (!(pw = json_member(root, "openstack-password", json_type_string)) ||
 		 json_object_get_string_len(pw) == 0)
 		r = errbuf_set(err, errlen, "openstack: user_data without openstack-password");
 	else {
@@ -119,9 +93,9 @@ int os_parse_token_body(const char *json, size_t len, time_t *expires_at, char *
 	int r = 0;
 
 	compute[0] = network[0] = '\0';
-	tok = member(root, "token", json_type_object);
-	cat = member(tok, "catalog", json_type_array);
-	if (!tok || str_member(tok, "expires_at", exp, sizeof exp) < 0 ||
+	tok = json_member(root, "token", json_type_object);
+	cat = json_member(tok, "catalog", json_type_array);
+	if (!tok || json_str_member(tok, "expires_at", exp, sizeof exp) < 0 ||
 	    (*expires_at = parse_utc(exp)) == (time_t)-1)
 		r = errbuf_set(err, errlen, "openstack: the token has no expires_at");
 	for (size_t i = 0; r == 0 && cat && i < json_object_array_length(cat); i++) {
@@ -130,7 +104,7 @@ int os_parse_token_body(const char *json, size_t len, time_t *expires_at, char *
 		char *dst;
 		size_t cap;
 
-		if (str_member(svc, "type", type, sizeof type) < 0)
+		if (json_str_member(svc, "type", type, sizeof type) < 0)
 			continue;
 		if (!strcmp(type, "compute"))
 			dst = compute, cap = ccap;
@@ -138,14 +112,14 @@ int os_parse_token_body(const char *json, size_t len, time_t *expires_at, char *
 			dst = network, cap = ncap;
 		else
 			continue;
-		eps = member(svc, "endpoints", json_type_array);
+		eps = json_member(svc, "endpoints", json_type_array);
 		for (size_t k = 0; !dst[0] && eps && k < json_object_array_length(eps); k++) {
 			json_object *ep = json_object_array_get_idx(eps, k);
 
-			if (str_member(ep, "interface", iface, sizeof iface) < 0 ||
+			if (json_str_member(ep, "interface", iface, sizeof iface) < 0 ||
 			    strcmp(iface, "public"))
 				continue;
-			if (str_member(ep, "url", dst, cap) < 0 || !url_ok(dst)) {
+			if (json_str_member(ep, "url", dst, cap) < 0 || !url_ok(dst)) {
 				dst[0] = '\0';
 				r = errbuf_set(err, errlen, "openstack: the %s endpoint is no URL",
 					       type);
@@ -184,16 +158,16 @@ static int in_prefix(const uint8_t a[4], const uint8_t net[4], int prefix)
 static int next_link(json_object *root, const char *key, char *next, size_t cap, char *err,
 		     size_t errlen)
 {
-	json_object *links = member(root, key, json_type_array);
+	json_object *links = json_member(root, key, json_type_array);
 
 	next[0] = '\0';
 	for (size_t i = 0; links && i < json_object_array_length(links); i++) {
 		json_object *l = json_object_array_get_idx(links, i);
 		char rel[16];
 
-		if (str_member(l, "rel", rel, sizeof rel) < 0 || strcmp(rel, "next"))
+		if (json_str_member(l, "rel", rel, sizeof rel) < 0 || strcmp(rel, "next"))
 			continue;
-		if (str_member(l, "href", next, cap) < 0 || !url_ok(next)) {
+		if (json_str_member(l, "href", next, cap) < 0 || !url_ok(next)) {
 			next[0] = '\0';
 			return errbuf_set(err, errlen, "openstack: a bad next link");
 		}
@@ -208,7 +182,7 @@ int os_parse_servers(const char *json, size_t len, const uint8_t cidr_ip[4], int
 	json_object *root = json_parse_exact(json, len), *srvs;
 	int r = 0;
 
-	srvs = member(root, "servers", json_type_array);
+	srvs = json_member(root, "servers", json_type_array);
 	if (!srvs) {
 		json_object_put(root);
 		return errbuf_set(err, errlen, "openstack: the servers answer has no servers");
@@ -219,9 +193,9 @@ int os_parse_servers(const char *json, size_t len, const uint8_t cidr_ip[4], int
 
 		/* Constellation skips a server without name, ID, tags or role, or without a fixed
 		 * IPv4 address in the cluster's subnet */
-		if (str_member(s, "name", v.name, sizeof v.name) < 0 || !v.name[0] ||
-		    str_member(s, "id", v.id, sizeof v.id) < 0 || !v.id[0] ||
-		    !(tags = member(s, "tags", json_type_array)))
+		if (json_str_member(s, "name", v.name, sizeof v.name) < 0 || !v.name[0] ||
+		    json_str_member(s, "id", v.id, sizeof v.id) < 0 || !v.id[0] ||
+		    !(tags = json_member(s, "tags", json_type_array)))
 			continue;
 		for (size_t k = 0; k < json_object_array_length(tags); k++) {
 			json_object *t = json_object_array_get_idx(tags, k);
@@ -236,7 +210,7 @@ int os_parse_servers(const char *json, size_t len, const uint8_t cidr_ip[4], int
 		}
 		if (v.role < 0)
 			continue;
-		addrs = member(s, "addresses", json_type_object);
+		addrs = json_member(s, "addresses", json_type_object);
 		json_object_object_foreach(addrs ? addrs : s, netname, list)
 		{
 			(void)netname;
@@ -248,11 +222,11 @@ int os_parse_servers(const char *json, size_t len, const uint8_t cidr_ip[4], int
 				char type[16], ip[48];
 				uint8_t b[4];
 
-				if (str_member(a, "OS-EXT-IPS:type", type, sizeof type) < 0 ||
+				if (json_str_member(a, "OS-EXT-IPS:type", type, sizeof type) < 0 ||
 				    strcmp(type, "fixed") ||
-				    !(ver = member(a, "version", json_type_int)) ||
+				    !(ver = json_member(a, "version", json_type_int)) ||
 				    json_object_get_int(ver) != 4 ||
-				    str_member(a, "addr", ip, sizeof ip) < 0 ||
+				    json_str_member(a, "addr", ip, sizeof ip) < 0 ||
 				    parse_v4(ip, b) < 0 || !in_prefix(b, cidr_ip, prefix))
 					continue;
 				memcpy(v.vpc_ip, ip, sizeof ip);
@@ -280,14 +254,14 @@ int os_parse_networks(const char *json, size_t len, char *name, size_t cap, char
 	json_object *root = json_parse_exact(json, len), *nets;
 	int r = 0;
 
-	nets = member(root, "networks", json_type_array);
+	nets = json_member(root, "networks", json_type_array);
 	if (!nets)
 		r = errbuf_set(err, errlen, "openstack: the networks answer has no networks");
 	else if (json_object_array_length(nets) != 1)
 		r = errbuf_set(err, errlen, "openstack: expected exactly one network, got %zu",
 			       json_object_array_length(nets)),
 		r = -ENOENT;
-	else if (str_member(json_object_array_get_idx(nets, 0), "name", name, cap) < 0)
+	else if (json_str_member(json_object_array_get_idx(nets, 0), "name", name, cap) < 0)
 		r = errbuf_set(err, errlen, "openstack: the network has no name");
 	json_object_put(root);
 	return r;
@@ -300,12 +274,12 @@ int os_parse_subnets(const char *json, size_t len, const char *name, uint8_t ip[
 	char cidr[64] = "", n[256];
 	int r = -ENOENT;
 
-	subs = member(root, "subnets", json_type_array);
+	subs = json_member(root, "subnets", json_type_array);
 	for (size_t i = 0; subs && i < json_object_array_length(subs); i++) {
 		json_object *s = json_object_array_get_idx(subs, i);
 
-		if (str_member(s, "name", n, sizeof n) == 0 && !strcmp(n, name)) {
-			r = str_member(s, "cidr", cidr, sizeof cidr) < 0 ? -EINVAL : 0;
+		if (json_str_member(s, "name", n, sizeof n) == 0 && !strcmp(n, name)) {
+			r = json_str_member(s, "cidr", cidr, sizeof cidr) < 0 ? -EINVAL : 0;
 			break;
 		}
 	}
