@@ -92,7 +92,7 @@ struct atls_conn {
 	const br_ssl_server_policy_class *policy;
 	struct atls_peer x509; /* the peer-certificate check (peer.c) */
 
-	char error[256];
+	char error[384];
 };
 
 void atls_key_user_data(const struct p256_key *k, uint8_t out[ATLS_USER_DATA_LEN]);

@@ -206,7 +206,7 @@ static unsigned px_end_chain(const br_x509_class **ctx)
 	br_x509_decoder_context dc;
 	const br_x509_pkey *pk;
 	uint8_t user_data[ATLS_USER_DATA_LEN], spki_hash[32];
-	char err[256]; /* a measurement refusal: two PCR values and the PCRs that differ */
+	char err[320]; /* a measurement refusal: two PCR values and the PCRs that differ */
 	br_sha256_context h;
 
 	if (p->err)

@@ -25,7 +25,7 @@ struct grpc_client {
 	uint8_t hdr[5];
 	struct grpc_deframer df;
 	int http_status, have_status, status, closed, failed, fail_status;
-	char message[256];
+	char message[512];
 	uint8_t *resp;
 	size_t resp_len;
 	int n_msgs;

@@ -108,7 +108,8 @@ void rpc_mem_set_reclaim(rpc_mem_reclaim_fn fn, void *ctx);
 /* ---- client ---- */
 struct grpc_result {
 	int status;	   /* enum grpc_status */
-	char message[256]; /* grpc-message, or our reason for a transport failure */
+	char message[512]; /* grpc-message, or our reason for a transport failure (an aTLS refusal
+			      names two PCR values: 250 bytes) */
 	uint8_t *response; /* the response message for status OK (caller frees: rpc_free) */
 	size_t response_len;
 };
