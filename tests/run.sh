@@ -10,6 +10,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_TEST_TIME=${FUZZ_TEST_TIME:-20}
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -58,10 +59,31 @@ done
 
 echo "== shell tests"
 for t in tests/*/test_*.sh; do
+	t0=$SECONDS
 	run_counted "$t" bash "$t"
+	echo "-- $t: $((SECONDS - t0)) s"
 done
 
-echo "== fuzz targets (corpus, then ${FUZZ_TEST_TIME} s each)"
+echo "== fuzz targets (corpus, then ${FUZZ_TEST_TIME} s each, $FUZZ_JOBS at a time)"
+# One fuzz target at a time leaves a core idle (libFuzzer runs on one thread): FUZZ_JOBS targets
+# run side by side (the machine's cores by default), each for its full time; the results are
+# printed in the targets' order.
+fuzz_one() {
+	local name=$1 bin=$2 corpus work log
+	corpus=tests/fuzz/corpus/$name
+	work=$(mktemp -d)
+	log=$BUILD/fuzz/$name.test.log
+	if "$bin" -max_total_time="$FUZZ_TEST_TIME" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$BUILD/fuzz/" \
+		"$work" "$corpus" >"$log" 2>&1; then
+		echo "PASS $name ($(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#') runs)"
+	else
+		tail -30 "$log"
+		echo "FAIL $name: the fuzzer found a crash (log $log)"
+	fi
+	rm -rf "$work"
+}
+fuzz_out=$(mktemp -d)
+fuzz_names=()
 for src in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$src" .c)
 	bin=$BUILD/fuzz/bin/$name
@@ -69,21 +91,15 @@ for src in tests/fuzz/fuzz_*.c; do
 		fail_run "$name" "no fuzz binary $bin"
 		continue
 	fi
-	corpus=tests/fuzz/corpus/$name
-	work=$(mktemp -d)
-	log=$BUILD/fuzz/$name.test.log
-	if "$bin" -max_total_time="$FUZZ_TEST_TIME" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$BUILD/fuzz/" \
-		"$work" "$corpus" >"$log" 2>&1; then
-		echo "PASS $name ($(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#') runs)"
-		passed=$((passed + 1))
-	else
-		tail -30 "$log"
-		echo "FAIL $name: the fuzzer found a crash (log $log)"
-		failed=$((failed + 1))
-		failures+=("FAIL $name")
-	fi
-	rm -rf "$work"
+	while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do wait -n; done
+	fuzz_one "$name" "$bin" >"$fuzz_out/$name" 2>&1 &
+	fuzz_names+=("$name")
 done
+wait
+for name in "${fuzz_names[@]}"; do
+	run_counted "$name" cat "$fuzz_out/$name"
+done
+rm -rf "$fuzz_out"
 
 echo "== format"
 files=$(git ls-files 'agent/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 2>/dev/null)
