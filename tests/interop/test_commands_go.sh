@@ -150,10 +150,13 @@ else
 fi
 
 t=interop_go_cli_second_init_while_one_runs_is_failed_precondition
-cat >"$work/kubeadm-slow.sh" <<'SH'
+# kubeadm that runs until the test lets it end (at most 60 s): the second init comes while the
+# first is surely under way, however slow the machine (a fixed sleep lost that race under load)
+cat >"$work/kubeadm-slow.sh" <<SH
 #!/bin/sh
-sleep 2
-printf 'apiVersion: v1\nkind: Config\n'
+: >"$work/slow.started"
+for i in \$(seq 600); do [ -e "$work/slow.release" ] && break; sleep 0.1; done
+printf 'apiVersion: v1\\nkind: Config\\n'
 SH
 chmod +x "$work/kubeadm-slow.sh"
 if start_agent initslow serve-init --listen 127.0.0.1:0 --init-secret-hash "$work/init_secret_hash" \
@@ -161,9 +164,10 @@ if start_agent initslow serve-init --listen 127.0.0.1:0 --init-secret-hash "$wor
 	pid=$agent_pid
 	"$peer" init-client --addr "127.0.0.1:$port" --secret "$secret" >"$work/slow1.out" 2>&1 &
 	first=$!
-	sleep 1
+	for _ in $(seq 600); do [ -e "$work/slow.started" ] && break; sleep 0.1; done
 	"$peer" init-client --addr "127.0.0.1:$port" --secret "$secret" >"$work/slow2.out" 2>&1
 	rc2=$?
+	: >"$work/slow.release"
 	wait_pid "$first" 60
 	rc1=$?
 	wait_pid "$pid" 15
