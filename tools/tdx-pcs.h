@@ -376,19 +376,28 @@ static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, c
 	return r;
 }
 
-/* The folder of the quote's collateral in the cache, fetched when absent or stale, into dir. */
-static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote, size_t qlen,
-				 char *dir, size_t cap, char *err, size_t errlen)
+/* The folder of a platform's collateral in the cache (FMSPC, 12 hex digits, lower case, and
+ * its PCK CA, "processor" or "platform"), fetched when absent or stale, into dir; *fetched
+ * (may be NULL) says whether it was. */
+static inline int pcs_collateral_key(const struct pcs_opts *po, const char *fmspc,
+				     const char *ca_name, char *dir, size_t cap, int *fetched,
+				     char *err, size_t errlen)
 {
 	static const int cur[][2] = {
 	    {TDX_COLL_TCBINFO, 0}, {TDX_COLL_QEID, 0}, {TDX_COLL_PCKCRL, 1}, {TDX_COLL_ROOTCRL, 1}};
 	struct tdx_collateral c;
-	char fmspc[13], tmp[4096], old[4096], e[512];
-	const char *ca_name;
+	char tmp[4096], old[4096], e[512];
 	int r, fresh = 0;
 
-	if ((r = pcs_quote_key(quote, qlen, fmspc, &ca_name, err, errlen)) < 0)
-		return r;
+	if (fetched)
+		*fetched = 0;
+	if (strlen(fmspc) != 12 || strspn(fmspc, "0123456789abcdef") != 12 ||
+	    (strcmp(ca_name, "processor") && strcmp(ca_name, "platform")))
+		return errbuf_set(
+		    err, errlen,
+		    "pcs: '%.16s-%.16s' is not FMSPC-CA (12 hex digits in lower case, "
+		    "then processor or platform)",
+		    fmspc, ca_name);
 	if (snprintf(dir, cap, "%s/%s-%s", po->cache, fmspc, ca_name) >= (int)cap)
 		return errbuf_set(err, errlen, "pcs: --tdx-cache: path too long"), -ENAMETOOLONG;
 	if (tdx_collateral_load(dir, &c, e, sizeof e) == 0) {
@@ -422,6 +431,8 @@ static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote
 	if (mkdir(tmp, 0755) < 0)
 		return r = -errno, errbuf_set(err, errlen, "pcs: %s: %s", tmp, strerror(-r)), r;
 	r = pcs_fetch_into(po, fmspc, ca_name, tmp, err, errlen);
+	if (r == 0 && fetched)
+		*fetched = 1;
 	if (r == 0) {
 		/* the old folder aside, the new one in its place, the old one gone */
 		if (rename(dir, old) < 0 && errno != ENOENT)
@@ -435,6 +446,19 @@ static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote
 	}
 	pcs_rmdir(tmp); /* gone already when renamed */
 	return r;
+}
+
+/* The folder of the quote's collateral in the cache, fetched when absent or stale, into dir. */
+static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote, size_t qlen,
+				 char *dir, size_t cap, char *err, size_t errlen)
+{
+	char fmspc[13];
+	const char *ca_name;
+	int r;
+
+	if ((r = pcs_quote_key(quote, qlen, fmspc, &ca_name, err, errlen)) < 0)
+		return r;
+	return pcs_collateral_key(po, fmspc, ca_name, dir, cap, NULL, err, errlen);
 }
 
 #endif

@@ -142,3 +142,50 @@ run tdx_pcs_retry_after_too_long 1 "HTTP 429 with Retry-After 3600 s, more than 
 n=$(grep -c '^REQ /long/' "$log")
 [ "$n" = 1 ] && pass tdx_pcs_retry_after_too_long_one_request ||
 	fail tdx_pcs_retry_after_too_long_one_request "$n requests"
+
+# constel-joinservice --tdx-prefetch: the listed platform's collateral is in the cache before
+# it listens (the first join of that platform then makes no request); a current cache is used
+# as it is; a malformed list is a usage error.
+js=$PWD/$BUILD/tools/constel-joinservice
+if "$PWD/$BUILD/tools/constel-init" --workspace "$work/ws" prepare >/dev/null 2>&1 &&
+	printf 'ab%.0s' $(seq 32) >"$work/msalt" && echo '{}' >"$work/m.json" &&
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$work/kca.key" -out "$work/kca.crt" -subj /CN=kubernetes -days 1 >/dev/null 2>&1; then
+	jsargs=(--listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json"
+		--measurement-salt "$work/msalt" --ca-cert "$work/kca.crt" --ca-key "$work/kca.key"
+		--api-endpoint 10.42.1.100:6443 --attestation azure-tdx --measurements "$work/m.json"
+		--intel-root "$tt/root-test.pem" --pcs "$url" --pcs-certs "$url"
+		--ca-bundle "$work/ca.pem" --tdx-cache "$work/c9")
+	# start_js NAME ARGS...: the join service until it listens (its log in $work/NAME.log)
+	start_js() {
+		local name=$1 pid
+		shift
+		: >"$work/$name.log"
+		"$js" "${jsargs[@]}" "$@" >"$work/$name.log" 2>&1 &
+		pid=$!
+		logged_port "$work/$name.log" >/dev/null
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	}
+	n0=$(reqs)
+	start_js js1 --tdx-prefetch 50806f000000-platform
+	ok=1
+	for f in $tdx_files; do cmp -s "$work/c9/50806f000000-platform/$f" "$tt/$f" || ok=0; done
+	grep -q "TDX collateral of 50806f000000-platform fetched from PCS into $work/c9/50806f000000-platform" "$work/js1.log" &&
+		grep -q "listening on" "$work/js1.log" && [ $ok = 1 ] && [ $(($(reqs) - n0)) -ge 4 ] &&
+		pass tdx_pcs_joinservice_prefetch || fail tdx_pcs_joinservice_prefetch "$(cat "$work/js1.log")"
+	n0=$(reqs)
+	start_js js2 --tdx-prefetch 50806f000000-platform
+	grep -q "TDX collateral of 50806f000000-platform current in" "$work/js2.log" && [ "$(reqs)" = "$n0" ] &&
+		pass tdx_pcs_joinservice_prefetch_cached || fail tdx_pcs_joinservice_prefetch_cached "$(cat "$work/js2.log")"
+	# an unknown FMSPC: one warning, the service listens all the same
+	start_js js3 --tdx-prefetch 00606a000000-processor
+	grep -q "TDX collateral of 00606a000000-processor not prefetched (its first join fetches it): pcs: GET .*HTTP 404" "$work/js3.log" &&
+		grep -q "listening on" "$work/js3.log" &&
+		pass tdx_pcs_joinservice_prefetch_failure_warns || fail tdx_pcs_joinservice_prefetch_failure_warns "$(cat "$work/js3.log")"
+	out=$("$js" "${jsargs[@]}" --tdx-prefetch 50806F000000-platform 2>&1)
+	[ $? = 2 ] && [[ "$out" == *"is not FMSPC-CA"* ]] && pass tdx_pcs_joinservice_prefetch_usage ||
+		fail tdx_pcs_joinservice_prefetch_usage "$out"
+else
+	fail tdx_pcs_joinservice_setup "constel-init prepare or openssl failed"
+fi
