@@ -156,14 +156,19 @@ if "$PWD/$BUILD/tools/constel-init" --workspace "$work/ws" prepare >/dev/null 2>
 		--api-endpoint 10.42.1.100:6443 --attestation azure-tdx --measurements "$work/m.json"
 		--intel-root "$tt/root-test.pem" --pcs "$url" --pcs-certs "$url"
 		--ca-bundle "$work/ca.pem" --tdx-cache "$work/c9")
-	# start_js NAME ARGS...: the join service until it listens (its log in $work/NAME.log)
+	# start_js NAME ARGS...: the join service until it listens or exits, at most 60 s (the
+	# prefetch comes first; a loaded machine is slow); its log in $work/NAME.log
 	start_js() {
 		local name=$1 pid
 		shift
 		: >"$work/$name.log"
 		"$js" "${jsargs[@]}" "$@" >"$work/$name.log" 2>&1 &
 		pid=$!
-		logged_port "$work/$name.log" >/dev/null
+		for _ in $(seq 600); do
+			grep -q "listening on" "$work/$name.log" && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	}
