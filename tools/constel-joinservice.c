@@ -27,7 +27,7 @@ static const char usage[] =
     "usage: constel-joinservice --listen ADDR --master-secret FILE --measurement-salt FILE\n"
     "         --ca-cert FILE --ca-key FILE --api-endpoint HOST:PORT [--measurements FILE]\n"
     "         [--attestation V] [--pki-dir DIR] [--components FILE]\n"
-    "         [--cert-sans A,B,...] [--token TOKEN] [-v N]\n"
+    "         [--cert-sans A,B,...] [--token TOKEN] [--tdx-prefetch FMSPC-CA,...] [-v N]\n"
     "\n"
     "Serves /join.API/IssueJoinTicket and /join.API/IssueRejoinTicket over aTLS (Constellation's\n"
     "JoinService, port 9090 / NodePort 30090). --measurement-salt holds the cluster's 32-byte\n"
@@ -35,6 +35,10 @@ static const char usage[] =
     "front-proxy-ca.key, etcd/ca.key, ca.crt, sa.pub, front-proxy-ca.crt, etcd/ca.crt);\n"
     "--components a JSON array of {url, hash, install_path, extract}; --token the kubeadm\n"
     "bootstrap token to hand out (default: a fresh random one per ticket, registered nowhere).\n"
+    "--tdx-prefetch (azure-tdx without --tdx-collateral): Intel PCS's collateral of these\n"
+    "platforms (at most 4, e.g. 50806f000000-platform: the folder names of the TDX cache)\n"
+    "into the cache before listening, so that their first join does not wait for PCS;\n"
+    "a failed fetch is one warning and the service starts anyway.\n"
     "The measurements file is\n"
     "read again whenever it changes. -v N as the Go JoinService: 2 (default) events such as\n"
     "a new request, 4 general, 6 low-level details (expected measurements); never a key,\n"
@@ -57,6 +61,61 @@ static struct {
 } js;
 
 static volatile sig_atomic_t stopping;
+
+#define PREFETCH_MAX 4 /* platforms; each fetch is bounded at PCS_TOTAL_MS */
+
+/* --tdx-prefetch LIST: each FMSPC-CA of the comma-separated list fetched into the TDX cache
+ * (or found current there), one line each. -EINVAL (one line in err) for a malformed list;
+ * a fetch that fails is a warning only: the join of that platform fetches again. */
+static int tdx_prefetch(const char *list, char *err, size_t errlen)
+{
+	const struct tool_attest *a = &js.att;
+	struct pcs_opts po = {
+	    a->pcs ? a->pcs : PCS_DEFAULT,
+	    a->pcs_certs ? a->pcs_certs : PCS_CERTS_DEFAULT,
+	    a->tdx_cache ? a->tdx_cache : PCS_CACHE_DEFAULT,
+	    a->ca_bundle ? a->ca_bundle : CA_BUNDLE_DEFAULT,
+	    a->p.at ? a->p.at : time(NULL),
+	};
+	char item[32], dir[4096], e[600];
+	const char *p = list;
+	int n = 0;
+
+	if (strcmp(a->variant, "azure-tdx") || a->collateral)
+		return errbuf_set(err, errlen,
+				  "--tdx-prefetch: only with --attestation azure-tdx and without "
+				  "--tdx-collateral");
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int fetched, r;
+		char *dash;
+
+		if (++n > PREFETCH_MAX || len == 0 || len >= sizeof item)
+			return errbuf_set(
+			    err, errlen,
+			    "--tdx-prefetch: at most %d FMSPC-CA items, comma-separated",
+			    PREFETCH_MAX);
+		memcpy(item, p, len);
+		item[len] = '\0';
+		p += len + (p[len] == ',');
+		if (!(dash = strchr(item, '-')))
+			return errbuf_set(err, errlen, "--tdx-prefetch: '%s' is not FMSPC-CA",
+					  item);
+		*dash = '\0';
+		r = pcs_collateral_key(&po, item, dash + 1, dir, sizeof dir, &fetched, e, sizeof e);
+		if (r < 0 && strstr(e, "is not FMSPC-CA"))
+			return errbuf_set(err, errlen, "--tdx-prefetch: %s", e);
+		if (r < 0)
+			log_warn(
+			    "TDX collateral of %s-%s not prefetched (its first join fetches it): "
+			    "%s",
+			    item, dash + 1, e);
+		else
+			log_info("TDX collateral of %s-%s %s %s", item, dash + 1,
+				 fetched ? "fetched from PCS into" : "current in", dir);
+	}
+	return 0;
+}
 
 static void on_signal(int s)
 {
@@ -325,21 +384,15 @@ static const struct grpc_method methods[] = {
 int main(int argc, char **argv)
 {
 	const char *listen = NULL, *ms = NULL, *saltf = NULL, *cacert = NULL, *cakey = NULL,
-		   *comps = NULL, *verbosity = "2";
+		   *comps = NULL, *verbosity = "2", *prefetch = NULL;
 	struct opt opts[] = {
-	    {"listen", &listen, 1},
-	    {"master-secret", &ms, 1},
-	    {"measurement-salt", &saltf, 1},
-	    {"ca-cert", &cacert, 1},
-	    {"ca-key", &cakey, 1},
-	    {"api-endpoint", &js.endpoint, 1},
-	    {"pki-dir", &js.pki_dir, 0},
-	    {"components", &comps, 0},
-	    {"cert-sans", &js.sans, 0},
-	    {"v", &verbosity, 0},
-	    {"token", &js.token, 0},
-	    TOOL_ATTEST_OPTS(&js.att),
-	    {NULL, NULL, 0},
+	    {"listen", &listen, 1},	     {"master-secret", &ms, 1},
+	    {"measurement-salt", &saltf, 1}, {"ca-cert", &cacert, 1},
+	    {"ca-key", &cakey, 1},	     {"api-endpoint", &js.endpoint, 1},
+	    {"pki-dir", &js.pki_dir, 0},     {"components", &comps, 0},
+	    {"cert-sans", &js.sans, 0},	     {"v", &verbosity, 0},
+	    {"token", &js.token, 0},	     {"tdx-prefetch", &prefetch, 0},
+	    TOOL_ATTEST_OPTS(&js.att),	     {NULL, NULL, 0},
 	};
 	uint8_t key[32], salt[32];
 	char err[300], *ct = NULL, *kt = NULL, *st = NULL;
@@ -393,6 +446,8 @@ int main(int argc, char **argv)
 		if (!(js.components = tool_components_load(comps)))
 			return EXIT_FAILURE_RUN;
 	}
+	if (prefetch && tdx_prefetch(prefetch, err, sizeof err) < 0)
+		return fprintf(stderr, "constel-joinservice: %s\n", err), EXIT_USAGE;
 	js.srv.lfd = tcp_listen_on(listen, err, sizeof err);
 	if (js.srv.lfd < 0)
 		return log_error("%s", err), EXIT_FAILURE_RUN;

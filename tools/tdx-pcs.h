@@ -6,8 +6,14 @@
  *   GET {pcs}/tdx/certification/v4/qe/identity     body, header SGX-Enclave-Identity-Issuer-Chain
  *   GET {pcs}/sgx/certification/v4/pckcrl?ca=processor|platform&encoding=der
  *                                                   body, header SGX-PCK-CRL-Issuer-Chain
- *   GET {certs}/IntelSGXRootCA.der                  the SGX Root CA's CRL (its CDP)
- * Each issuer-chain header is URL-encoded PEM. The cache holds one folder per FMSPC and PCK CA
+ *   GET {certs}/IntelSGXRootCA.der                  the SGX Root CA's CRL: the URI of the CRL
+ *                                                   distribution point of the root certificate
+ *                                                   of the QE identity's issuer chain (as
+ *                                                   go-tdx-guest reads it), under the rule of
+ *                                                   pcs_root_crl_url (Intel's hosts only)
+ * Each issuer-chain header is URL-encoded PEM. A 429 or 503 answer's Retry-After is waited for
+ * (at most PCS_RETRY_AFTER_MAX s, and only within PCS_TOTAL_MS). The cache holds one folder per
+ * FMSPC and PCK CA
  * ({cache}/{fmspc}-{processor|platform}), reused while the nextUpdate of the TCB info, the QE
  * identity and both CRLs lies after the check's time, and replaced whole (a temporary folder
  * renamed into place) otherwise. */
@@ -24,13 +30,14 @@
 #include "pcs-parse.h"
 #include "tool.h"
 
-#define PCS_DEFAULT	  "https://api.trustedservices.intel.com"
-#define PCS_CERTS_DEFAULT "https://certificates.trustedservices.intel.com"
-#define PCS_CACHE_DEFAULT "/var/cache/constel-tdx"
-#define PCS_TIMEOUT_MS	  30000	 /* each request, redirects included */
-#define PCS_TRIES	  4	 /* per URL; 429 and 5xx retried after 1, 2, 4 s */
-#define PCS_TOTAL_MS	  120000 /* all four URLs of one fetch, retries included */
-#define PCS_CHAIN_MAX	  (16 << 10)
+#define PCS_DEFAULT	    "https://" PCS_INTEL_API_HOST
+#define PCS_CERTS_DEFAULT   "https://" PCS_INTEL_CERTS_HOST
+#define PCS_CACHE_DEFAULT   "/var/cache/constel-tdx"
+#define PCS_TIMEOUT_MS	    30000  /* each request, redirects included */
+#define PCS_TRIES	    4	   /* per URL; 429 and 5xx retried after 1, 2, 4 s */
+#define PCS_RETRY_AFTER_MAX 30	   /* s: a longer Retry-After gives up at once */
+#define PCS_TOTAL_MS	    120000 /* all four URLs of one fetch, retries included */
+#define PCS_CHAIN_MAX	    (16 << 10)
 
 struct pcs_opts {
 	const char *pcs;       /* --pcs URL (PCS_DEFAULT) */
@@ -111,24 +118,43 @@ static inline int pcs_current(const char *data, size_t len, int der, time_t at)
 	       t > at;
 }
 
+/* Sleeps ms milliseconds (signals do not cut it short). */
+static inline void pcs_sleep_ms(uint64_t ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* GET url: 200's body (at most max bytes) into *body, and with hdr, that header decoded into
- * *chain. 429 and 5xx and network errors retried (PCS_TRIES, back-off 1, 2, 4 s); one line
- * naming the URL in err otherwise; nothing goes on past end (monotonic_ms). */
+ * *chain. 429 and 5xx and network errors retried (PCS_TRIES, back-off 1, 2, 4 s, or longer when
+ * the answer's Retry-After asks for it: at most PCS_RETRY_AFTER_MAX s); one line naming the
+ * URL in err otherwise; nothing goes on past end (monotonic_ms). */
 static inline int pcs_get(const char *url, const struct ca_bundle *ca, size_t max, const char *hdr,
 			  char **body, size_t *blen, char **chain, size_t *clen, char *err,
 			  size_t errlen, uint64_t end)
 {
 	char e[512] = "";
 	int status = 0;
+	uint64_t wait_ms = 0; /* what the last answer's Retry-After asked for */
 
 	for (int t = 0; t < PCS_TRIES; t++) {
 		struct http_response resp;
 		int r;
+		uint64_t now, w = t ? (uint64_t)1000 << (t - 1) : 0;
 
-		uint64_t now;
-
-		if (t && monotonic_ms() + (1000u << (t - 1)) < end)
-			sleep(1u << (t - 1));
+		if (wait_ms > w)
+			w = wait_ms;
+		if (w && monotonic_ms() + w + 1000 >= end)
+			return errbuf_set(
+				   err, errlen,
+				   "pcs: GET %s: %s; no time left to wait %llu s more (%d s for "
+				   "all of PCS's answers)",
+				   url, e, (unsigned long long)(w / 1000), PCS_TOTAL_MS / 1000),
+			       -ETIMEDOUT;
+		pcs_sleep_ms(w);
+		wait_ms = 0;
 		now = monotonic_ms();
 		if (now + 1000 >= end)
 			return errbuf_set(err, errlen,
@@ -146,8 +172,25 @@ static inline int pcs_get(const char *url, const struct ca_bundle *ca, size_t ma
 			continue;
 		status = resp.status;
 		if (status == 429 || status >= 500) {
+			unsigned ra;
+
+			if (pcs_retry_after(resp.buf, (size_t)(resp.body - resp.buf), time(NULL),
+					    &ra) == 0) {
+				if (ra > PCS_RETRY_AFTER_MAX) {
+					http_response_free(&resp);
+					return errbuf_set(
+						   err, errlen,
+						   "pcs: GET %s: HTTP %d with Retry-After %u s, "
+						   "more than the %d s this client waits",
+						   url, status, ra, PCS_RETRY_AFTER_MAX),
+					       -EAGAIN;
+				}
+				wait_ms = (uint64_t)ra * 1000;
+				snprintf(e, sizeof e, "HTTP %d (Retry-After %u s)", status, ra);
+			} else {
+				snprintf(e, sizeof e, "HTTP %d", status);
+			}
 			http_response_free(&resp);
-			snprintf(e, sizeof e, "HTTP %d", status);
 			continue;
 		}
 		if (status != 200) {
@@ -220,6 +263,61 @@ static inline void pcs_rmdir(const char *path)
 	rmdir(path);
 }
 
+/* The URL of the root CA CRL into url: the CRL distribution point of the last certificate (the
+ * root) of an issuer chain PEM as PCS sent it, under pcs_root_crl_url's rule. One line in err
+ * when the chain has no such certificate, no CDP, or one naming another host. */
+static inline int pcs_root_crl_from_chain(const struct pcs_opts *po, const char *chain, size_t clen,
+					  char *url, size_t cap, char *err, size_t errlen)
+{
+	static const uint8_t cdp_oid[] = {0x55, 0x1d, 0x1f}; /* 2.5.29.31 */
+	static const char begin[] = "-----BEGIN CERTIFICATE-----";
+	static uint8_t der[8192];
+	const uint8_t *last = NULL, *p = (const uint8_t *)chain;
+	char uri[PCS_URL_MAX];
+	struct x509_cert c;
+	struct x509_ext e;
+	struct der_in exts;
+	size_t dlen;
+	int r;
+
+	while (
+	    (p = pcs_find(p, clen - (size_t)(p - (const uint8_t *)chain), begin, sizeof begin - 1)))
+		last = p++;
+	if (!last ||
+	    pem_decode((const char *)last, clen - (size_t)(last - (const uint8_t *)chain),
+		       "CERTIFICATE", der, sizeof der, &dlen) < 0 ||
+	    x509_parse(der, dlen, &c) < 0)
+		return errbuf_set(err, errlen,
+				  "pcs: the QE identity's issuer chain ends in no certificate: no "
+				  "root CA CRL to fetch");
+	exts = c.exts;
+	r = -ENOENT;
+	while (x509_ext_next(&exts, &e) > 0)
+		if (e.oid.len == sizeof cdp_oid && !memcmp(e.oid.p, cdp_oid, sizeof cdp_oid)) {
+			r = pcs_cdp_uri(e.val.p, e.val.len, uri, sizeof uri);
+			break;
+		}
+	if (r < 0)
+		return errbuf_set(
+			   err, errlen,
+			   "pcs: the root certificate of the QE identity's issuer chain has %s",
+			   r == -ENOENT	 ? "no CRL distribution point URI"
+			   : r == -EFBIG ? "a CRL distribution point URI over 511 bytes"
+					 : "a malformed CRL distribution point"),
+		       -EBADMSG;
+	r = pcs_root_crl_url(uri, po->pcs, po->certs, url, cap);
+	if (r == -EPERM)
+		return errbuf_set(err, errlen,
+				  "pcs: the root CA CRL's distribution point %s is not https on "
+				  "Intel's hosts (" PCS_INTEL_CERTS_HOST ", " PCS_INTEL_API_HOST
+				  ") nor on --pcs or --pcs-certs: not fetched",
+				  uri),
+		       r;
+	if (r < 0)
+		return errbuf_set(err, errlen, "pcs: root CA CRL URL for %s: too long", uri), r;
+	return 0;
+}
+
 /* Fetches the seven answers into the new folder tmp. */
 static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, const char *ca_name,
 				 const char *tmp, char *err, size_t errlen)
@@ -232,14 +330,15 @@ static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, c
 				   TDX_COLL_ROOTCRL};
 	uint64_t end = monotonic_ms() + PCS_TOTAL_MS;
 	struct ca_bundle cab;
-	char url[4][1024];
+	char url[4][1024], *qechain = NULL;
+	size_t qelen = 0;
 	int dfd, r = 0;
 
 	snprintf(url[0], sizeof url[0], "%s/tdx/certification/v4/tcb?fmspc=%s", po->pcs, fmspc);
 	snprintf(url[1], sizeof url[1], "%s/tdx/certification/v4/qe/identity", po->pcs);
 	snprintf(url[2], sizeof url[2], "%s/sgx/certification/v4/pckcrl?ca=%s&encoding=der",
 		 po->pcs, ca_name);
-	snprintf(url[3], sizeof url[3], "%s/IntelSGXRootCA.der", po->certs);
+	/* url[3], the root CA CRL: from the QE identity's issuer chain, once it is here */
 	if ((r = ca_bundle_load(po->ca_bundle, &cab, err, errlen)) < 0)
 		return r;
 	dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -252,8 +351,12 @@ static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, c
 		char *body = NULL, *chain = NULL;
 		size_t blen = 0, clen = 0;
 
-		r = pcs_get(url[i], &cab, max[i], hdr[i], &body, &blen, &chain, &clen, err, errlen,
-			    end);
+		if (i == 3)
+			r = pcs_root_crl_from_chain(po, qechain, qelen, url[3], sizeof url[3], err,
+						    errlen);
+		if (r == 0)
+			r = pcs_get(url[i], &cab, max[i], hdr[i], &body, &blen, &chain, &clen, err,
+				    errlen, end);
 		if (r == 0)
 			r = pcs_write(dfd, tdx_collateral_names[file[i]], body, blen);
 		if (r == 0 && chain)
@@ -261,26 +364,40 @@ static inline int pcs_fetch_into(const struct pcs_opts *po, const char *fmspc, c
 		if (r < 0 && body)
 			errbuf_set(err, errlen, "pcs: %s: %s", tmp, strerror(-r));
 		free(body);
+		if (i == 1 && r == 0) {
+			qechain = chain, qelen = clen; /* kept for url[3] */
+			chain = NULL;
+		}
 		free(chain);
 	}
+	free(qechain);
 	close(dfd);
 	ca_bundle_free(&cab);
 	return r;
 }
 
-/* The folder of the quote's collateral in the cache, fetched when absent or stale, into dir. */
-static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote, size_t qlen,
-				 char *dir, size_t cap, char *err, size_t errlen)
+/* The folder of a platform's collateral in the cache (FMSPC, 12 hex digits, lower case, and
+ * its PCK CA, "processor" or "platform"), fetched when absent or stale, into dir; *fetched
+ * (may be NULL) says whether it was. */
+static inline int pcs_collateral_key(const struct pcs_opts *po, const char *fmspc,
+				     const char *ca_name, char *dir, size_t cap, int *fetched,
+				     char *err, size_t errlen)
 {
 	static const int cur[][2] = {
 	    {TDX_COLL_TCBINFO, 0}, {TDX_COLL_QEID, 0}, {TDX_COLL_PCKCRL, 1}, {TDX_COLL_ROOTCRL, 1}};
 	struct tdx_collateral c;
-	char fmspc[13], tmp[4096], old[4096], e[512];
-	const char *ca_name;
+	char tmp[4096], old[4096], e[512];
 	int r, fresh = 0;
 
-	if ((r = pcs_quote_key(quote, qlen, fmspc, &ca_name, err, errlen)) < 0)
-		return r;
+	if (fetched)
+		*fetched = 0;
+	if (strlen(fmspc) != 12 || strspn(fmspc, "0123456789abcdef") != 12 ||
+	    (strcmp(ca_name, "processor") && strcmp(ca_name, "platform")))
+		return errbuf_set(
+		    err, errlen,
+		    "pcs: '%.16s-%.16s' is not FMSPC-CA (12 hex digits in lower case, "
+		    "then processor or platform)",
+		    fmspc, ca_name);
 	if (snprintf(dir, cap, "%s/%s-%s", po->cache, fmspc, ca_name) >= (int)cap)
 		return errbuf_set(err, errlen, "pcs: --tdx-cache: path too long"), -ENAMETOOLONG;
 	if (tdx_collateral_load(dir, &c, e, sizeof e) == 0) {
@@ -314,6 +431,8 @@ static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote
 	if (mkdir(tmp, 0755) < 0)
 		return r = -errno, errbuf_set(err, errlen, "pcs: %s: %s", tmp, strerror(-r)), r;
 	r = pcs_fetch_into(po, fmspc, ca_name, tmp, err, errlen);
+	if (r == 0 && fetched)
+		*fetched = 1;
 	if (r == 0) {
 		/* the old folder aside, the new one in its place, the old one gone */
 		if (rename(dir, old) < 0 && errno != ENOENT)
@@ -327,6 +446,19 @@ static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote
 	}
 	pcs_rmdir(tmp); /* gone already when renamed */
 	return r;
+}
+
+/* The folder of the quote's collateral in the cache, fetched when absent or stale, into dir. */
+static inline int pcs_collateral(const struct pcs_opts *po, const uint8_t *quote, size_t qlen,
+				 char *dir, size_t cap, char *err, size_t errlen)
+{
+	char fmspc[13];
+	const char *ca_name;
+	int r;
+
+	if ((r = pcs_quote_key(quote, qlen, fmspc, &ca_name, err, errlen)) < 0)
+		return r;
+	return pcs_collateral_key(po, fmspc, ca_name, dir, cap, NULL, err, errlen);
 }
 
 #endif

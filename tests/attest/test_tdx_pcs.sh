@@ -3,8 +3,11 @@
 # serving the test chain's collateral of tests/attest/tdx-test/ (make.py), into a cache: the
 # quote verifies, a 429 is retried, the second run uses the cache (no request), a check after
 # nextUpdate fetches again, a wrong CA bundle and an oversized body are refused with one line,
-# an unknown FMSPC (PCS's 404) names the URL.
+# an unknown FMSPC (PCS's 404) names the URL; the root CA CRL comes from the URL in the CRL
+# distribution point of the issuer chain's root (a path of the test root's own); a 429's
+# Retry-After is waited for, one over 30 s gives up at once.
 . tests/lib.sh
+. tests/attest/tdx_lib.sh
 cv=$PWD/$BUILD/tools/constel-verify
 tt=$PWD/tests/attest/tdx-test
 work=$(mktemp -d /tmp/constel-tdxpcs-XXXXXX)
@@ -33,7 +36,8 @@ mk ecparam -name prime256v1 -genkey -noout -out "$work/ca.key" &&
 log=$work/pcs.log
 : >"$log"
 : >"$work/fake.out" # before the first read, however the fake is scheduled
-python3 tests/attest/fake_pcs.py "$tt" "$work/srv.pem" "$work/srv.key" "$log" >"$work/fake.out" 2>&1 &
+tdx_test_folder "$work/pcs-files" # what the fake serves
+python3 tests/attest/fake_pcs.py "$work/pcs-files" "$work/srv.pem" "$work/srv.key" "$log" >"$work/fake.out" 2>&1 &
 fake=$!
 port=$(logged_port "$work/fake.out") || {
 	fail tdx_pcs_fake_started "$(cat "$work/fake.out")"
@@ -44,26 +48,7 @@ cache=$work/cache
 base=(--quote "$tt/quote.dat" --intel-root "$tt/root-test.pem" --pcs-certs "$url")
 good=(--tdx-cache "$cache" --ca-bundle "$work/ca.pem")
 
-# run NAME CODE TEXT ARGS...: constel-verify tdx-quote ARGS exits CODE with TEXT in its output
-# (and one line only when refused); the output in $out.
-run() {
-	local name=$1 code=$2 text=$3 rc
-	shift 3
-	out=$("$cv" tdx-quote "$@" 2>&1)
-	rc=$?
-	if [ "$rc" != "$code" ]; then
-		fail "$name" "exit $rc, not $code: $out"
-	elif [[ "$out" != *"$text"* ]]; then
-		fail "$name" "no '$text' in: $out"
-	elif [ "$code" = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
-		fail "$name" "more than one line: $out"
-	else
-		pass "$name"
-		[ -n "$VERBOSE" ] && printf '  %s\n' "$out"
-		return 0
-	fi
-	return 1
-}
+run() { tdx_expect "$@"; }
 reqs() { grep -c '^REQ' "$log"; }
 
 # the first run: 429 once on the TCB info, retried; four URLs fetched; the folder in the cache
@@ -74,8 +59,12 @@ n=$(reqs)
 grep -q '^REQ /tdx/certification/v4/tcb?fmspc=50806f000000$' "$log" &&
 	grep -q '^REQ /sgx/certification/v4/pckcrl?ca=platform&encoding=der$' "$log" &&
 	grep -q '^REQ /tdx/certification/v4/qe/identity$' "$log" &&
-	grep -q '^REQ /IntelSGXRootCA.der$' "$log" &&
 	pass tdx_pcs_urls || fail tdx_pcs_urls "$(cat "$log")"
+# the root CA CRL from the URL of the root's CRL distribution point (the test root names
+# https://certificates.trustedservices.intel.com/test/SGXRootCA-test.der, fetched from
+# --pcs-certs; the fake serves it there only)
+grep -q '^REQ /test/SGXRootCA-test.der$' "$log" && ! grep -q '^REQ /IntelSGXRootCA.der' "$log" &&
+	pass tdx_pcs_root_crl_from_cdp || fail tdx_pcs_root_crl_from_cdp "$(cat "$log")"
 d=$cache/50806f000000-platform
 ok=1
 for f in tcbinfo.json tcbinfo-issuer-chain.pem qeidentity.json qeidentity-issuer-chain.pem \
@@ -139,3 +128,69 @@ done
 run tdx_pcs_unreachable_retried 1 "pcs: GET https://127.0.0.1:1/tdx/certification/v4/tcb?fmspc=50806f000000: dial 127.0.0.1:1: Connection refused after 4 tries" \
 	"${base[@]}" --ca-bundle "$work/ca.pem" --pcs https://127.0.0.1:1 --tdx-cache "$work/c6" \
 	--at 2027-01-01T00:00:00Z
+
+# Retry-After: 3 on a 429 is waited for (the fake logs EARLY for a retry within those 3 s)
+run tdx_pcs_retry_after_ok 0 "OK tdx quote" "${base[@]}" --ca-bundle "$work/ca.pem" \
+	--pcs "$url/slow" --tdx-cache "$work/c7" --at 2027-01-01T00:00:00Z
+n=$(grep -c '^REQ /slow/tdx/certification/v4/tcb' "$log")
+! grep -q '^EARLY' "$log" && [ "$n" = 2 ] && pass tdx_pcs_retry_after_honoured ||
+	fail tdx_pcs_retry_after_honoured "$n TCB info requests: $(grep '/slow/' "$log")"
+# Retry-After: 3600 is more than the client waits: one line at once, one request
+run tdx_pcs_retry_after_too_long 1 "HTTP 429 with Retry-After 3600 s, more than the 30 s" \
+	"${base[@]}" --ca-bundle "$work/ca.pem" --pcs "$url/long" --tdx-cache "$work/c8" \
+	--at 2027-01-01T00:00:00Z
+n=$(grep -c '^REQ /long/' "$log")
+[ "$n" = 1 ] && pass tdx_pcs_retry_after_too_long_one_request ||
+	fail tdx_pcs_retry_after_too_long_one_request "$n requests"
+
+# constel-joinservice --tdx-prefetch: the listed platform's collateral is in the cache before
+# it listens (the first join of that platform then makes no request); a current cache is used
+# as it is; a malformed list is a usage error.
+js=$PWD/$BUILD/tools/constel-joinservice
+if "$PWD/$BUILD/tools/constel-init" --workspace "$work/ws" prepare >/dev/null 2>&1 &&
+	printf 'ab%.0s' $(seq 32) >"$work/msalt" && echo '{}' >"$work/m.json" &&
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$work/kca.key" -out "$work/kca.crt" -subj /CN=kubernetes -days 1 >/dev/null 2>&1; then
+	jsargs=(--listen 127.0.0.1:0 --master-secret "$work/ws/constellation-mastersecret.json"
+		--measurement-salt "$work/msalt" --ca-cert "$work/kca.crt" --ca-key "$work/kca.key"
+		--api-endpoint 10.42.1.100:6443 --attestation azure-tdx --measurements "$work/m.json"
+		--intel-root "$tt/root-test.pem" --pcs "$url" --pcs-certs "$url"
+		--ca-bundle "$work/ca.pem" --tdx-cache "$work/c9")
+	# start_js NAME ARGS...: the join service until it listens or exits, at most 60 s (the
+	# prefetch comes first; a loaded machine is slow); its log in $work/NAME.log
+	start_js() {
+		local name=$1 pid
+		shift
+		: >"$work/$name.log"
+		"$js" "${jsargs[@]}" "$@" >"$work/$name.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 600); do
+			grep -q "listening on" "$work/$name.log" && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	}
+	n0=$(reqs)
+	start_js js1 --tdx-prefetch 50806f000000-platform
+	ok=1
+	for f in $tdx_files; do cmp -s "$work/c9/50806f000000-platform/$f" "$tt/$f" || ok=0; done
+	grep -q "TDX collateral of 50806f000000-platform fetched from PCS into $work/c9/50806f000000-platform" "$work/js1.log" &&
+		grep -q "listening on" "$work/js1.log" && [ $ok = 1 ] && [ $(($(reqs) - n0)) -ge 4 ] &&
+		pass tdx_pcs_joinservice_prefetch || fail tdx_pcs_joinservice_prefetch "$(cat "$work/js1.log")"
+	n0=$(reqs)
+	start_js js2 --tdx-prefetch 50806f000000-platform
+	grep -q "TDX collateral of 50806f000000-platform current in" "$work/js2.log" && [ "$(reqs)" = "$n0" ] &&
+		pass tdx_pcs_joinservice_prefetch_cached || fail tdx_pcs_joinservice_prefetch_cached "$(cat "$work/js2.log")"
+	# an unknown FMSPC: one warning, the service listens all the same
+	start_js js3 --tdx-prefetch 00606a000000-processor
+	grep -q "TDX collateral of 00606a000000-processor not prefetched (its first join fetches it): pcs: GET .*HTTP 404" "$work/js3.log" &&
+		grep -q "listening on" "$work/js3.log" &&
+		pass tdx_pcs_joinservice_prefetch_failure_warns || fail tdx_pcs_joinservice_prefetch_failure_warns "$(cat "$work/js3.log")"
+	out=$("$js" "${jsargs[@]}" --tdx-prefetch 50806F000000-platform 2>&1)
+	[ $? = 2 ] && [[ "$out" == *"is not FMSPC-CA"* ]] && pass tdx_pcs_joinservice_prefetch_usage ||
+		fail tdx_pcs_joinservice_prefetch_usage "$out"
+else
+	fail tdx_pcs_joinservice_setup "constel-init prepare or openssl failed"
+fi

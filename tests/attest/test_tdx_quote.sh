@@ -4,41 +4,20 @@
 # quote and collateral of tests/attest/tdx-test/ (make.py) trusted with --intel-root, for the
 # answer OK, the TCB level step, the CRLs and the policy.
 . tests/lib.sh
+. tests/attest/tdx_lib.sh
 cv=$PWD/$BUILD/tools/constel-verify
 vec=${CONSTEL_VECTORS:-../shared/vectors}/tdx
 tt=tests/attest/tdx-test
 work=$(mktemp -d /tmp/constel-tdxq-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# expect NAME CODE TEXT -- ARGS...: constel-verify tdx-quote ARGS exits CODE with one line of
-# output holding TEXT (and only one line when refused).
-expect() {
-	local name=$1 code=$2 text=$3 out rc
-	shift 3
-	out=$("$cv" tdx-quote "$@" 2>&1)
-	rc=$?
-	if [ "$rc" != "$code" ]; then
-		fail "$name" "exit $rc, not $code: $out"
-	elif [[ "$out" != *"$text"* ]]; then
-		fail "$name" "no '$text' in: $out"
-	elif [ "$code" = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" != 1 ]; then
-		fail "$name" "more than one line: $out"
-	else
-		pass "$name"
-	fi
-}
+expect() { tdx_expect "$@"; }
 
-if [ ! -f "$vec/tdx_prod_quote_SPR_E4.dat" ] || [ ! -f "$vec/sample_tcbInfo_response" ]; then
+prod=$work/prod
+if ! tdx_prod_folder "$prod" "$vec"; then
 	fail tdx_quote_vectors "no evidence in $vec (set CONSTEL_VECTORS)"
 	exit 0
 fi
-prod=$work/prod
-mkdir "$prod"
-cp "$vec/sample_tcbInfo_response" "$prod/tcbinfo.json"
-cp "$vec/sample_qeIdentity_response" "$prod/qeidentity.json"
-cp "$vec/pckcrl" "$prod/pckcrl.der"
-cp "$vec/tcbinfo-issuer-chain.pem" "$vec/qeidentity-issuer-chain.pem" \
-	"$vec/pckcrl-issuer-chain.pem" "$vec/rootcrl.der" "$prod/"
 q=$vec/tdx_prod_quote_SPR_E4.dat
 at=2023-07-01T01:00:00Z
 
@@ -82,7 +61,7 @@ expect tdx_quote_file_too_large 1 "pckcrl-issuer-chain.pem is larger than 16384 
 # the test chain (tdx-test/make.py): OK, the TCB level step, CRLs, the policy
 ok=(--quote "$tt/quote.dat" --intel-root "$tt/root-test.pem" --at 2027-01-01T00:00:00Z)
 tc=$work/test
-cp -r "$tt" "$tc"
+tdx_test_folder "$tc"
 expect tdx_quote_test_chain_ok 0 "OK tdx quote: tcb=UpToDate qe_tcb=UpToDate policy=none" \
 	"${ok[@]}" --tdx-collateral "$tc"
 expect tdx_quote_builtin_root_refuses_test_chain 1 "not the trusted Intel SGX Root CA" \

@@ -7,7 +7,8 @@
 first level the platform reaches (UpToDate), one whose first level asks for more (component 1
 = 6) so the second (OutOfDate) is chosen; and the rest of a PCS collateral folder for that
 quote (tcbinfo.json = the UpToDate one, QE identity, PCK and root CA CRLs, issuer chains,
-pckcrl-revoked.der listing the PCK). Keeps the attestation key (test-ak.key) and the quote's
+pckcrl-revoked.der listing the PCK); the root CA CRL's distribution point, in the root and
+its CAs, is https://certificates.trustedservices.intel.com/test/SGXRootCA-test.der. Keeps the attestation key (test-ak.key) and the quote's
 certification data (test-qe-cert-data.bin) for the fake /acc/tdquote. Used by
 tests/attest/test_tdx.c and test_tdx_quote.sh. The certificates are valid from when it is run,
 for 100 years; the tests check at 2027-01-01."""
@@ -38,18 +39,23 @@ ext = seq(seq(oid(1), tlv(0x04, bytes(16))), seq(oid(2), tcb), seq(oid(3), tlv(0
 for n in ('root', 'ca', 'pck', 'tcbsign', 'ak'):
     run('openssl', 'ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', n + '.key')
 days = ['-days', '36500']
+# The root CA CRL's URL, in the CRL distribution point of the root and of the CAs it issues as
+# in Intel's chains, but at a path of its own: the PCS client must read it from there (the fake
+# PCS serves the root CA CRL at that path only).
+ROOT_CDP = 'crlDistributionPoints=URI:https://certificates.trustedservices.intel.com/test/SGXRootCA-test.der'
 run('openssl', 'req', '-new', '-x509', '-key', 'root.key', '-subj', '/CN=Intel SGX Root CA/O=Test',
-    '-set_serial', '1', '-addext', 'basicConstraints=critical,CA:TRUE', '-out', 'root.pem', *days)
+    '-set_serial', '1', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', ROOT_CDP,
+    '-out', 'root.pem', *days)
 def issue(name, cn, issuer, serial, extlines):
     run('openssl', 'req', '-new', '-key', name + '.key', '-subj', '/CN=%s/O=Test' % cn, '-out', name + '.csr')
     open(name + '.ext', 'w').write(extlines)
     run('openssl', 'x509', '-req', '-in', name + '.csr', '-CA', issuer + '.pem', '-CAkey', issuer + '.key',
         '-set_serial', str(serial), '-extfile', name + '.ext', '-out', name + '.pem', *days)
     os.remove(name + '.csr'); os.remove(name + '.ext')
-issue('ca', 'Intel SGX PCK Platform CA', 'root', 2, 'basicConstraints=critical,CA:TRUE\n')
+issue('ca', 'Intel SGX PCK Platform CA', 'root', 2, 'basicConstraints=critical,CA:TRUE\n' + ROOT_CDP + '\n')
 issue('pck', 'Intel SGX PCK Certificate', 'ca', 3,
       'basicConstraints=critical,CA:FALSE\n1.2.840.113741.1.13.1=DER:%s\n' % ext.hex())
-issue('tcbsign', 'Intel SGX TCB Signing', 'root', 4, 'basicConstraints=critical,CA:FALSE\n')
+issue('tcbsign', 'Intel SGX TCB Signing', 'root', 4, 'basicConstraints=critical,CA:FALSE\n' + ROOT_CDP + '\n')
 
 def sign(key, msg):
     d = run('openssl', 'dgst', '-sha256', '-sign', key, input=msg)
