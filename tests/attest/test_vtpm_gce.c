@@ -71,14 +71,9 @@ TEST(gcp_sev_es_document_from_swtpm_and_fakes_is_accepted_and_refused_as_go_does
 	setenv("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN, 1);
 	/* another API (on another port) gives another key for the instance */
 	{
-		uint8_t other[TPM_PUBLIC_MAX];
 		char api2[64];
-		pid_t pid;
+		pid_t pid = vtpm_fx_shielded_other_key(&g, api2, sizeof api2);
 
-		memcpy(other, g.ak, g.ak_len);
-		other[g.ak_len - 1] ^= 1;
-		CHECK(vtpm_fx_ak_pem_file(other, g.ak_len, g.pemf) == 0);
-		pid = vtpm_fx_shielded(g.pemf, api2, sizeof api2);
 		CHECK(pid > 0);
 		pol.api = api2;
 		r = validate(&g, &pol, err, sizeof err);

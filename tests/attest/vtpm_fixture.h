@@ -5,19 +5,20 @@
  *   vtpm_fx_start(f, "gcp-sev-snp", nonce_byte, ud_byte) sets up everything the variant's
  *     issuer reads and fills f->env; vtpm_fx_issue makes a document; vtpm_fx_stop ends it all.
  *   The parts, for tests that vary one of them:
- *     vtpm_fx_begin     a folder and a swtpm (qemu-vtpm and aws-*: the agent makes its AK)
- *     vtpm_fx_gce       GCE's AK template in NV (vtpm_provision.h), the GCE AK as ak.pem, the
- *                       metadata server (tests/cloud/fake_cloud.py --csp gcp) and
- *                       getShieldedInstanceIdentity (tests/cloud/fake_gce_shielded.py)
- *     vtpm_fx_gce_boot  GCE's PCR 0 firmware events (version, NonHostInfo with technology
- *                       tech, separator) into PCR 0 and as a crypto-agile log, the env's log
- *     vtpm_fx_tsm       the test AMD chain (snp-test/chain.sh) and the fake configfs-tsm
- *                       (fake_sev_tsm.py, FUSE) signing with it; the env has no /dev/sev-guest
- *     vtpm_fx_aws       AWS IMDSv2 (tests/cloud/fake_cloud.py --csp aws)
- *     vtpm_fx_azure     Azure's HCL AK, THIM in the fake Azure IMDS (azure_imds_fake.h);
+ *     vtpm_fx_begin        a folder and a swtpm (qemu-vtpm, aws-*: the agent makes its AK)
+ *     vtpm_fx_gce          GCE's AK template in NV (vtpm_provision.h), the GCE AK as ak.pem,
+ *                          the metadata server (tests/cloud/fake_cloud.py --csp gcp) and
+ *                          getShieldedInstanceIdentity (tests/cloud/fake_gce_shielded.py)
+ *     vtpm_fx_shielded_other_key  that API giving another key for the instance
+ *     vtpm_fx_gce_boot     GCE's PCR 0 firmware events (version, NonHostInfo with technology
+ *                          tech, separator) into PCR 0 and as a crypto-agile log (the env's)
+ *     vtpm_fx_event_log    a crypto-agile event log of the events given
+ *     vtpm_fx_tsm          the test AMD chain (snp-test/chain.sh) and the fake configfs-tsm
+ *                          (fake_sev_tsm.py, FUSE) signing with it; no /dev/sev-guest
+ *     vtpm_fx_aws          AWS IMDSv2 (tests/cloud/fake_cloud.py --csp aws)
+ *     vtpm_fx_azure        Azure's HCL AK, THIM in the fake Azure IMDS (azure_imds_fake.h)
  *     vtpm_fx_azure_report an HCL report (azure_snp_test.py) naming a key, in NV
- *     vtpm_fx_event_log a crypto-agile event log of the events given
- *     vtpm_fx_tdx_hcl   an HCL report of a TDX VM, and fake_tdquote.py as IMDS's /acc/tdquote
+ *     vtpm_fx_tdx_hcl      an HCL report of a TDX VM, and fake_tdquote.py as /acc/tdquote
  * Each returns 0 or -1 and says why on stderr. */
 #ifndef CONSTEL_TEST_VTPM_FIXTURE_H
 #define CONSTEL_TEST_VTPM_FIXTURE_H
@@ -167,6 +168,19 @@ static inline pid_t vtpm_fx_shielded(const char *pemf, char *api, size_t cap)
 	if (pid > 0)
 		snprintf(api, cap, "http://127.0.0.1:%d", port);
 	return pid;
+}
+
+/* Another getShieldedInstanceIdentity that gives another key (the AK with its last byte
+ * changed) for the instance: ak.pem is rewritten for it. */
+static inline pid_t vtpm_fx_shielded_other_key(struct vtpm_fx *f, char *api, size_t cap)
+{
+	uint8_t other[TPM_PUBLIC_MAX];
+
+	memcpy(other, f->ak, f->ak_len);
+	other[f->ak_len - 1] ^= 1;
+	if (vtpm_fx_ak_pem_file(other, f->ak_len, f->pemf) < 0)
+		return -1;
+	return vtpm_fx_shielded(f->pemf, api, cap);
 }
 
 static inline int vtpm_fx_gce(struct vtpm_fx *f)
