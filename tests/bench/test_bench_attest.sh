@@ -7,11 +7,12 @@ fig=$BUILD/bench/figures-attest.txt
 rm -f "$fig"
 out=$(ATTEST_BENCH_N=2 ATTEST_BENCH_VARIANTS=aws-nitro-tpm tests/bench/attest-variants.sh "$BUILD" 2>&1)
 rc=$?
-if [ $rc = 0 ] && grep -qE '^  qemu-vtpm +[1-9][0-9]{3,} +[0-9.]+ +\([0-9.]+-[0-9.]+\) +1\.00x +[0-9.]+$' <<<"$out" &&
-	grep -qE '^  aws-nitro-tpm +[1-9][0-9]{3,} +[0-9.]+ +\([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{2}x +[0-9.]+$' <<<"$out" &&
+if [ $rc = 0 ] && grep -qE '^  qemu-vtpm +[1-9][0-9]{3,} +[0-9.]+ +\([0-9.]+-[0-9.]+\) +1\.00x +1\.00x +[0-9.]+$' <<<"$out" &&
+	grep -qE '^  aws-nitro-tpm +[1-9][0-9]{3,} +[0-9.]+ +\([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{2}x +[0-9]+\.[0-9]{2}x +[0-9.]+$' <<<"$out" &&
 	grep -qE '^attest_aws-nitro-tpm_doc_bytes=[1-9][0-9]{3,}$' "$fig" &&
 	grep -qE '^attest_aws-nitro-tpm_issue_ms=[0-9.]+$' "$fig" &&
 	grep -qE '^attest_aws-nitro-tpm_issue_ratio=[0-9]+\.[0-9]{2}$' "$fig" &&
+	grep -qE '^attest_aws-nitro-tpm_issue_ratio_min=[0-9]+\.[0-9]{2}$' "$fig" &&
 	grep -qE '^attest_qemu-vtpm_issue_ms=[0-9.]+$' "$fig" && ! grep -q gcp "$fig"; then
 	pass $t
 else
