@@ -43,19 +43,6 @@ static inline int fake_free_port(void)
 	return -1;
 }
 
-/* Something accepts connections on 127.0.0.1:port (bound is not yet listening). */
-static inline int fake_listening(int port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 /* argv with stdout to out_fd (-1: /dev/null); stderr kept when keep_err, else /dev/null. */
 static inline pid_t fake_spawn(char *const argv[], int out_fd, int keep_err)
 {
@@ -108,7 +95,7 @@ static inline pid_t fake_serve(char **argv, int slot, const char *fmt, int *port
 		argv[slot] = a;
 		pid = fake_spawn(argv, -1, 0);
 		while (pid > 0 && fake_now_ms() < deadline) {
-			if (fake_listening(p) && waitpid(pid, &st, WNOHANG) == 0) {
+			if (swtpm_port_listening(p) && waitpid(pid, &st, WNOHANG) == 0) {
 				*port = p;
 				return pid;
 			}
