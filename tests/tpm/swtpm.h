@@ -24,29 +24,29 @@ struct swtpm {
 	struct tcti_spec tcti;
 };
 
-static inline int swtpm_port_free(int port)
+/* bind (0) or connect (1) to 127.0.0.1:port succeeds. */
+static inline int swtpm_port_try(int port, int conn)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	ok = fd >= 0 && (conn ? connect(fd, (struct sockaddr *)&a, sizeof a)
+			      : bind(fd, (struct sockaddr *)&a, sizeof a)) == 0;
 	if (fd >= 0)
 		close(fd);
 	return ok;
 }
 
+static inline int swtpm_port_free(int port)
+{
+	return swtpm_port_try(port, 0);
+}
+
 /* Something accepts connections on 127.0.0.1:port (bound is not yet listening). */
 static inline int swtpm_port_listening(int port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
+	return swtpm_port_try(port, 1);
 }
 
 /* Starts swtpm on the state in s->dir (made when empty). */
