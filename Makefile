@@ -202,7 +202,7 @@ $(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
 		$(BUILD)/test/libconstel.a
 	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
 
-test-build: $(TEST_BINS) $(BUILD)/test/constel-agent
+test-build: $(TEST_BINS) $(BUILD)/test/constel-agent $(BUILD)/bench/attest_bench
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest_audit $(BUILD)/vm/guest_state_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
@@ -266,7 +266,14 @@ $(BUILD)/bench/join_bench: $(BUILD)/musl/tests/bench/join_bench.o $(BUILD)/libco
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) $(MUSL_LDFLAGS) -o $@ $(filter %.o %/libconstel.a,$^) $(MUSL_LIBS)
 
-bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
+# make bench's attestation variants on swtpm (tests/bench/attest-variants.sh), built like the
+# unit tests: it runs the issuers' test fixtures (tests/attest/vtpm_fixture.h).
+$(BUILD)/bench/attest_bench: $(BUILD)/test/tests/bench/attest_bench.o $(BUILD)/test/tests/harness.o \
+		$(BUILD)/test/libconstel.a
+	@mkdir -p $(dir $@)
+	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
+
+bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/bench/attest_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
 		$(BUILD)/vm/floor_activate $(BUILD)/initrd.img uki
 	@rm -f $(BUILD)/bench/figures-*.txt
 	@echo "bench: $$(date -u '+%F %H:%M UTC'), $$(nproc) cores, load average $$(cut -d' ' -f1-3 /proc/loadavg), commit $$(git rev-parse --short HEAD 2>/dev/null)"; echo
@@ -275,6 +282,8 @@ bench: agent tools $(BUILD)/bench/join_bench $(BUILD)/vm/guest_disk $(BUILD)/vm/
 	-@tests/bench/join-latency.sh $(BUILD)
 	@echo
 	-@tests/bench/joinservice.sh $(BUILD)
+	@echo
+	-@tests/bench/attest-variants.sh $(BUILD)
 	@echo
 	-@tests/bench/disk-vm.sh $(BUILD)
 	-@echo; tests/bench/initrd.sh $(BUILD)

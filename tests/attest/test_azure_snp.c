@@ -416,7 +416,7 @@ TEST(azure_snp_issuer_reads_thim_and_the_maa_tag_from_imds)
 	CHECK(fake_start_vectors(&f, 0, NULL) == 0);
 	CHECK(azure_snp_info_fetch(f.base, e.hcl, sizeof e.hcl, info, sizeof info, &len, err,
 				   sizeof err) < 0);
-	CHECK(strstr(err, "status 404") != NULL);
+	CHECK(fake_has(err, "status 404"));
 	imds_fake_stop(&f);
 	/* nothing listening */
 	CHECK(azure_snp_info_fetch("http://127.0.0.1:1", e.hcl, sizeof e.hcl, info, sizeof info,

@@ -13,13 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attest/azure_imds_fake.h"
 #include "attest/azure_snp.h"
-#include "attest/hcl.h"
-#include "attest/vtpm_provision.h"
-#include "base/base.h"
-#include "harness.h"
-#include "tpm/swtpm.h"
+#include "attest/vtpm_fixture.h"
 
 #define ZERO64 "0000000000000000000000000000000000000000000000000000000000000000"
 #define PCR(n) "\"" #n "\":{\"expected\":\"" ZERO64 "\",\"warnOnly\":false}"
@@ -34,110 +29,40 @@
 #define CONFIG_DEFAULT "{\"measurements\":" MEAS "}"
 
 struct fx {
-	struct swtpm sw;
-	struct imds_fake imds;
-	struct vtpm_env env;
-	char dir[64], path[160], root[4096];
-	uint8_t ak[TPM_PUBLIC_MAX], nonce[32], ud[32];
-	size_t ak_len, len;
+	struct vtpm_fx v;
+	size_t len;
 };
 
 static uint8_t doc[ATLS_DOC_MAX + 1];
 
-static int read_file(const char *path, void *buf, size_t cap, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, cap, f);
-	fclose(f);
-	*len = n;
-	return n < cap ? 0 : -1;
-}
-
-/* Runtime data naming key n (base64url) as HCLAkPub, the test chain and HCL report made for
- * it, written into NV 0x01400001; tweak, when >= 0, flips a bit of that HCL report's byte. */
+/* Runtime data naming key n and an HCL report for it (vtpm_fixture.h) in NV 0x01400001. */
 static int provision(struct fx *f, const char *n_b64url, long tweak)
 {
-	char cmd[512], rt[1024];
-	uint8_t hcl[2048];
-	size_t len;
-	FILE *o;
-
-	snprintf(rt, sizeof rt,
-		 "{\"keys\":[{\"kid\":\"HCLAkPub\",\"key_ops\":[\"sign\"],\"kty\":\"RSA\",\"e\":"
-		 "\"AQAB\",\"n\":\"%s\"}],\"vm-configuration\":{\"console-enabled\":true,"
-		 "\"secure-boot\":true,\"tpm-enabled\":true,\"vmUniqueId\":"
-		 "\"5E3C1E43-7A26-4B7D-A1C5-6A3B6A7D3F21\"}}",
-		 n_b64url);
-	snprintf(f->path, sizeof f->path, "%s/rt.json", f->dir);
-	if (!(o = fopen(f->path, "w")) || fputs(rt, o) < 0 || fclose(o))
-		return -1;
-	snprintf(cmd, sizeof cmd, "python3 tests/attest/azure_snp_test.py %s %s", f->dir, f->path);
-	if (system(cmd) != 0)
-		return -1;
-	snprintf(f->path, sizeof f->path, "%s/hcl.bin", f->dir);
-	if (read_file(f->path, hcl, sizeof hcl + 1, &len) < 0 || len != sizeof hcl)
-		return -1;
-	if (tweak >= 0)
-		hcl[tweak] ^= 0x01;
-	snprintf(f->path, sizeof f->path, "%s/ark.pem", f->dir);
-	if (read_file(f->path, f->root, sizeof f->root - 1, &len) < 0)
-		return -1;
-	f->root[len] = 0;
-	return vtpm_provision_nv(&f->sw.tcti, HCL_NV_INDEX, hcl, sizeof hcl);
+	return vtpm_fx_azure_report(&f->v.sw.tcti, f->v.dir, n_b64url, tweak, f->v.root,
+				    sizeof f->v.root);
 }
 
-/* the AK's modulus, base64url without padding (a JWK's n) */
 static int ak_n(const struct fx *f, char *out, size_t cap)
 {
-	TPMT_PUBLIC pub;
-	size_t off = 0, n;
-
-	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(f->ak, f->ak_len, &off, &pub) != TSS2_RC_SUCCESS ||
-	    base64_encode(BASE64_URL, pub.unique.rsa.buffer, pub.unique.rsa.size, out, cap) < 0)
-		return -1;
-	for (n = strlen(out); n && out[n - 1] == '='; n--)
-		out[n - 1] = 0;
-	return 0;
+	return vtpm_fx_ak_n(f->v.ak, f->v.ak_len, out, cap);
 }
 
 static int fx_start(struct fx *f, const char *maa)
 {
-	char vcek[160], chain[160];
-
-	memset(f, 0, sizeof *f);
-	memset(f->nonce, 0x5a, sizeof f->nonce);
-	memset(f->ud, 0xc3, sizeof f->ud);
-	harness_tmpdir(f->dir, "azure-snp");
-	if (swtpm_start(&f->sw) < 0)
-		return -1;
-	if (vtpm_provision_hcl_ak(&f->sw.tcti, f->ak, sizeof f->ak, &f->ak_len) < 0)
-		return -1;
-	snprintf(vcek, sizeof vcek, "%s/vcek.pem", f->dir);
-	snprintf(chain, sizeof chain, "%s/chain.pem", f->dir);
-	if (imds_fake_start(&f->imds, vcek, chain, maa) < 0)
-		return -1;
-	vtpm_env_default(&f->env, vtpm_variant_find("azure-sev-snp"));
-	f->env.tcti = f->sw.tcti;
-	f->env.event_log = NULL;
-	f->env.imds = f->imds.base;
-	return 0;
+	f->len = 0;
+	return vtpm_fx_begin(&f->v, "azure-sev-snp", 0x5a, 0xc3) < 0 ? -1
+								     : vtpm_fx_azure(&f->v, maa);
 }
 
 static void fx_stop(struct fx *f)
 {
-	imds_fake_stop(&f->imds);
-	swtpm_destroy(&f->sw);
-	harness_rmtree(f->dir);
+	vtpm_fx_stop(&f->v);
 }
 
 static int issue(struct fx *f, char *err, size_t errlen)
 {
-	return vtpm_issue(&f->env, f->ud, f->nonce, sizeof f->nonce, doc, ATLS_DOC_MAX, &f->len,
-			  err, errlen);
+	return vtpm_issue(&f->v.env, f->v.ud, f->v.nonce, sizeof f->v.nonce, doc, ATLS_DOC_MAX,
+			  &f->len, err, errlen);
 }
 
 static int validate(struct fx *f, const char *config, const uint8_t *d, size_t len, char *err,
@@ -149,24 +74,15 @@ static int validate(struct fx *f, const char *config, const uint8_t *d, size_t l
 	int r;
 
 	memset(&p, 0, sizeof p);
-	p.test_root = f->root;
+	p.test_root = f->v.root;
 	if ((r = vtpm_policy_init(&p, "azure-sev-snp", config, strlen(config), err, errlen)) < 0)
 		return r;
-	r = vtpm_validate(&p, d, len, f->nonce, sizeof f->nonce, ud, sizeof ud, &n, err, errlen);
+	r = vtpm_validate(&p, d, len, f->v.nonce, sizeof f->v.nonce, ud, sizeof ud, &n, err,
+			  errlen);
 	vtpm_policy_free(&p);
-	if (r == 0 && (n != 32 || memcmp(ud, f->ud, 32)))
+	if (r == 0 && (n != 32 || memcmp(ud, f->v.ud, 32)))
 		return -1000;
 	return r;
-}
-
-static int write_file(const char *path, const void *b, size_t n)
-{
-	FILE *o = fopen(path, "wb");
-	int ok = o && fwrite(b, 1, n, o) == n;
-
-	if (o && fclose(o))
-		ok = 0;
-	return ok ? 0 : -1;
 }
 
 /* constel-verify --attestation azure-sev-snp on the document: its exit code, and the first
@@ -178,13 +94,13 @@ static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
 	FILE *p;
 	int st;
 
-	snprintf(docp, sizeof docp, "%s/doc.json", f->dir);
-	snprintf(cfgp, sizeof cfgp, "%s/config.json", f->dir);
-	snprintf(arkp, sizeof arkp, "%s/ark.pem", f->dir);
-	if (write_file(docp, doc, f->len) < 0 || write_file(cfgp, config, strlen(config)) < 0)
+	snprintf(docp, sizeof docp, "%s/doc.json", f->v.dir);
+	snprintf(cfgp, sizeof cfgp, "%s/config.json", f->v.dir);
+	snprintf(arkp, sizeof arkp, "%s/ark.pem", f->v.dir);
+	if (vtpm_fx_write(docp, doc, f->len) < 0 || vtpm_fx_write(cfgp, config, strlen(config)) < 0)
 		return -1;
-	hex_encode(f->nonce, 32, nonce, sizeof nonce);
-	hex_encode(f->ud, 32, ud, sizeof ud);
+	hex_encode(f->v.nonce, 32, nonce, sizeof nonce);
+	hex_encode(f->v.ud, 32, ud, sizeof ud);
 	snprintf(cmd, sizeof cmd,
 		 "%s/tools/constel-verify --attestation azure-sev-snp --nonce %s --user-data %s "
 		 "--measurements %s --amd-root %s %s 2>&1",
@@ -208,31 +124,23 @@ static int cli_attest(struct fx *f)
 	size_t len;
 	int st;
 
-	snprintf(docp, sizeof docp, "%s/agent-doc.json", f->dir);
-	hex_encode(f->nonce, 32, nonce, sizeof nonce);
-	hex_encode(f->ud, 32, ud, sizeof ud);
+	snprintf(docp, sizeof docp, "%s/agent-doc.json", f->v.dir);
+	hex_encode(f->v.nonce, 32, nonce, sizeof nonce);
+	hex_encode(f->v.ud, 32, ud, sizeof ud);
 	snprintf(cmd, sizeof cmd,
 		 "%s/test/constel-agent --tpm swtpm:host=%s,port=%u attest --attestation "
 		 "azure-sev-snp --imds %s --event-log /nonexistent --nonce %s --user-data %s "
 		 ">%s 2>%s/agent.log",
-		 b && *b ? b : "build", f->sw.tcti.host, (unsigned)f->sw.tcti.port, f->imds.base,
-		 nonce, ud, docp, f->dir);
+		 b && *b ? b : "build", f->v.sw.tcti.host, (unsigned)f->v.sw.tcti.port,
+		 f->v.imds.base, nonce, ud, docp, f->v.dir);
 	st = system(cmd);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	if (read_file(docp, doc, ATLS_DOC_MAX, &len) < 0)
+	if (vtpm_fx_read(docp, doc, sizeof doc, &len) < 0)
 		return -1;
 	while (len && doc[len - 1] == '\n')
 		len--;
 	f->len = len;
-	return 0;
-}
-
-static int has(const char *err, const char *want)
-{
-	if (strstr(err, want))
-		return 1;
-	fprintf(stderr, "error was: %s (want %s)\n", err, want);
 	return 0;
 }
 
@@ -251,17 +159,17 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 		harness_fail(__FILE__, __LINE__, "azure-sev-snp document refused: %s", err);
 	/* the same by the command line tool */
 	CHECK(cli_verify(&f, CONFIG_EQUAL, err, sizeof err) == 0);
-	CHECK(has(err, "OK user_data="));
+	CHECK(fake_has(err, "OK user_data="));
 	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
-	CHECK(has(err, "MAAFallback"));
+	CHECK(fake_has(err, "MAAFallback"));
 	/* the agent's attest command makes one too */
 	CHECK(cli_attest(&f) == 0);
 	CHECK(cli_verify(&f, CONFIG_EQUAL, err, sizeof err) == 0);
-	CHECK(has(err, "OK user_data="));
+	CHECK(fake_has(err, "OK user_data="));
 	CHECK(issue(&f, err, sizeof err) == 0);
 	/* Constellation's defaults: this ID key digest is not Azure's; MAAFallback unsupported */
 	CHECK(validate(&f, CONFIG_DEFAULT, doc, f.len, err, sizeof err) < 0);
-	CHECK(has(err, "MAAFallback"));
+	CHECK(fake_has(err, "MAAFallback"));
 	/* one byte of InstanceInfo (its base64 in the document): the quote's nonce breaks */
 	doc[f.len] = 0;
 	CHECK((p = strstr((char *)doc, "\"InstanceInfo\":\"")) != NULL);
@@ -273,18 +181,18 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	CHECK(provision(&f, n, HCL_HW_OFFSET + 0x90) == 0);
 	CHECK(issue(&f, err, sizeof err) == 0);
 	CHECK(validate(&f, CONFIG_EQUAL, doc, f.len, err, sizeof err) < 0);
-	CHECK(has(err, "signature"));
+	CHECK(fake_has(err, "signature"));
 	/* the runtime data after the report was made: its hash */
 	CHECK(provision(&f, n, HCL_RUNTIME_OFFSET + 3) == 0);
 	CHECK(issue(&f, err, sizeof err) == 0);
 	CHECK(validate(&f, CONFIG_EQUAL, doc, f.len, err, sizeof err) < 0);
-	CHECK(has(err, "SHA-256 of the runtime data"));
+	CHECK(fake_has(err, "SHA-256 of the runtime data"));
 	/* runtime data (and a report bound to it) naming another key than the quoting AK */
 	n[10] = n[10] == 'A' ? 'B' : 'A';
 	CHECK(provision(&f, n, -1) == 0);
 	CHECK(issue(&f, err, sizeof err) == 0);
 	CHECK(validate(&f, CONFIG_EQUAL, doc, f.len, err, sizeof err) < 0);
-	CHECK(has(err, "modulus"));
+	CHECK(fake_has(err, "modulus"));
 	fx_stop(&f);
 }
 
@@ -297,6 +205,6 @@ TEST(azure_snp_swtpm_no_document_while_the_maa_tag_is_set)
 	CHECK(ak_n(&f, n, sizeof n) == 0);
 	CHECK(provision(&f, n, -1) == 0);
 	CHECK(issue(&f, err, sizeof err) < 0);
-	CHECK(has(err, "MAA is not supported"));
+	CHECK(fake_has(err, "MAA is not supported"));
 	fx_stop(&f);
 }

@@ -28,7 +28,7 @@
 #include "harness.h"
 #include "net/net.h"
 #include "tpm/swtpm.h"
-#include "vtpm_provision.h"
+#include "attest/vtpm_fixture.h"
 
 extern const struct vtpm_variant vtpm_azure_tdx;
 
@@ -115,132 +115,26 @@ TEST(azure_tdx_tdquote_answer_is_unpadded_base64url)
 
 /* ---- end to end ---- */
 
-struct fake {
-	pid_t pid;
-	int port;
-};
-
-static int fake_start(struct fake *f, int tamper)
-{
-	int pfd[2];
-	char buf[32] = "";
-	size_t n = 0;
-	uint64_t deadline;
-
-	f->pid = -1;
-	f->port = 0;
-	if (pipe(pfd) < 0)
-		return -errno;
-	f->pid = fork();
-	if (f->pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		execlp("python3", "python3", "tests/attest/fake_tdquote.py",
-		       tamper ? "--tamper" : (char *)NULL, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	deadline = monotonic_ms() + 30000; /* python3 on a loaded machine */
-	while (n < sizeof buf - 1 && !strchr(buf, '\n')) {
-		struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
-		uint64_t now = monotonic_ms();
-		ssize_t k;
-
-		if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0)
-			break;
-		k = read(pfd[0], buf + n, sizeof buf - 1 - n);
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		buf[n] = '\0';
-	}
-	close(pfd[0]);
-	f->port = atoi(buf);
-	return f->port > 0 ? 0 : -EIO;
-}
-
-static void fake_stop(struct fake *f)
-{
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
-		waitpid(f->pid, NULL, 0);
-	}
-	f->pid = 0;
-}
-
-/* An HCL report of a TDX VM as Azure's paravisor leaves it (the offsets the issuer reads):
- * "HCLA" header, a TDREPORT whose REPORTDATA[0:32] is SHA-256 of the runtime data, report
- * type 4, the runtime data (JSON naming the AK as HCLAkPub) at 1236. */
-static size_t make_hcl(uint8_t *b, size_t cap, const uint8_t *ak_pub, size_t ak_len, int other_key)
-{
-	TPMT_PUBLIC ak;
-	size_t off = 0, rl;
-	char n64[400], *rt = (char *)b + 1236;
-	br_sha256_context sc;
-
-	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(ak_pub, ak_len, &off, &ak) != TSS2_RC_SUCCESS)
-		return 0;
-	if (other_key)
-		ak.unique.rsa.buffer[10] ^= 1;
-	base64_encode(BASE64_URL, ak.unique.rsa.buffer, ak.unique.rsa.size, n64, sizeof n64);
-	for (size_t i = strlen(n64); i && n64[i - 1] == '='; i--)
-		n64[i - 1] = '\0';
-	memset(b, 0, cap);
-	memcpy(b, "HCLA", 4);
-	rl = (size_t)snprintf(rt, cap - 1236,
-			      "{\"keys\":[{\"kid\":\"HCLAkPub\",\"key_ops\":[\"sign\"],\"kty\":"
-			      "\"RSA\",\"e\":\"AQAB\",\"n\":\"%s\"}],\"vm-configuration\":{}}",
-			      n64);
-	b[1224] = 4;	       /* report type TDX */
-	b[1232] = (uint8_t)rl; /* runtime data size */
-	b[1233] = (uint8_t)(rl >> 8);
-	br_sha256_init(&sc);
-	br_sha256_update(&sc, rt, rl);
-	br_sha256_out(&sc, b + 32 + 128); /* TDREPORT REPORTDATA */
-	return 1236 + rl;
-}
-
 struct e2e {
-	struct swtpm sw;
-	struct vtpm_env env;
+	struct vtpm_fx fx;
 	struct vtpm_policy pol;
-	struct fake fk;
-	uint8_t ak[TPM_PUBLIC_MAX], nonce[32], ud[32];
-	size_t ak_len;
-	char imds[64];
 };
 
 static uint8_t doc[ATLS_DOC_MAX];
 
+/* swtpm with the HCL AK and a TDX HCL report (naming another key: other_key), the fake IMDS
+ * quoting it (tamper: the quote changed after signing). */
 static int e2e_start(struct e2e *e, int tamper, int other_key)
 {
-	uint8_t hcl[2048];
-	size_t hl;
-
-	memset(e, 0, sizeof *e);
-	memset(e->nonce, 0x11, sizeof e->nonce);
-	memset(e->ud, 0x22, sizeof e->ud);
-	if (swtpm_start(&e->sw) < 0)
+	memset(&e->pol, 0, sizeof e->pol);
+	if (vtpm_fx_begin(&e->fx, "azure-tdx", 0x11, 0x22) < 0)
 		return -1;
-	if (vtpm_provision_hcl_ak(&e->sw.tcti, e->ak, sizeof e->ak, &e->ak_len) < 0)
-		return -2;
-	hl = make_hcl(hcl, sizeof hcl, e->ak, e->ak_len, other_key);
-	if (!hl || vtpm_provision_nv(&e->sw.tcti, HCL_NV_INDEX, hcl, hl) < 0)
-		return -3;
-	if (fake_start(&e->fk, tamper) < 0)
-		return -4;
-	snprintf(e->imds, sizeof e->imds, "http://127.0.0.1:%d", e->fk.port);
-	vtpm_env_default(&e->env, &vtpm_azure_tdx);
-	e->env.tcti = e->sw.tcti;
-	e->env.event_log = NULL;
-	e->env.imds = e->imds;
-	return 0;
+	return vtpm_fx_tdx_hcl(&e->fx, tamper, other_key) < 0 ? -2 : 0;
 }
 
 static void e2e_stop(struct e2e *e)
 {
-	fake_stop(&e->fk);
-	swtpm_destroy(&e->sw);
+	vtpm_fx_stop(&e->fx);
 }
 
 static int e2e_validate(struct e2e *e, const uint8_t *d, size_t len, const char *root, char *err,
@@ -267,10 +161,10 @@ static int e2e_validate(struct e2e *e, const uint8_t *d, size_t len, const char 
 	r = vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, errlen);
 	if (r < 0)
 		return r;
-	r = vtpm_validate(&e->pol, d, len, e->nonce, sizeof e->nonce, ud, sizeof ud, &n, err,
+	r = vtpm_validate(&e->pol, d, len, e->fx.nonce, sizeof e->fx.nonce, ud, sizeof ud, &n, err,
 			  errlen);
 	vtpm_policy_free(&e->pol);
-	if (r == 0 && (n != 32 || memcmp(ud, e->ud, 32)))
+	if (r == 0 && (n != 32 || memcmp(ud, e->fx.ud, 32)))
 		return -1000;
 	return r;
 }
@@ -314,18 +208,10 @@ static int e2e_validate_fetch(struct e2e *e, const uint8_t *d, size_t len, const
 	r = vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, errlen);
 	if (r < 0)
 		return r;
-	r = vtpm_validate(&e->pol, d, len, e->nonce, sizeof e->nonce, ud, sizeof ud, &n, err,
+	r = vtpm_validate(&e->pol, d, len, e->fx.nonce, sizeof e->fx.nonce, ud, sizeof ud, &n, err,
 			  errlen);
 	vtpm_policy_free(&e->pol);
 	return r;
-}
-
-static int has(const char *err, const char *want)
-{
-	if (strstr(err, want))
-		return 1;
-	fprintf(stderr, "error was: %s (want %s)\n", err, want);
-	return 0;
 }
 
 /* constel-verify --attestation azure-tdx with the test root and collateral on doc: its
@@ -342,7 +228,7 @@ static int tool_verify_with(struct e2e *e, const uint8_t *d, size_t len, const c
 		return 0;
 	ok = write(fd, d, len) == (ssize_t)len;
 	close(fd);
-	hex_encode(e->nonce, sizeof e->nonce, nonce, sizeof nonce);
+	hex_encode(e->fx.nonce, sizeof e->fx.nonce, nonce, sizeof nonce);
 	snprintf(cmd, sizeof cmd,
 		 "%s/tools/constel-verify --attestation azure-tdx --nonce %s %s "
 		 "--intel-root tests/attest/tdx-test/root-test.pem --at "
@@ -410,13 +296,13 @@ static void phase_accept(struct e2e *e)
 	size_t len;
 
 	/* the fake demands Metadata: true as IMDS does */
-	snprintf(url, sizeof url, "%s/acc/tdquote", e->imds);
+	snprintf(url, sizeof url, "%s/acc/tdquote", e->fx.meta);
 	CHECK(http_request(url, &rq, 10000, 4096, &resp, err, sizeof err) == 0);
 	CHECK(resp.status == 400 && strstr(resp.body, "metadata header"));
 	http_response_free(&resp);
 
-	if (vtpm_issue(&e->env, e->ud, e->nonce, sizeof e->nonce, doc, sizeof doc - 1, &len, err,
-		       sizeof err) < 0) {
+	if (vtpm_issue(&e->fx.env, e->fx.ud, e->fx.nonce, sizeof e->fx.nonce, doc, sizeof doc - 1,
+		       &len, err, sizeof err) < 0) {
 		harness_fail(__FILE__, __LINE__, "issue: %s", err);
 		return;
 	}
@@ -438,10 +324,11 @@ static void phase_accept(struct e2e *e)
 	CHECK(fetch_calls == 1);
 	fetch_dir = NULL;
 	CHECK(e2e_validate_fetch(e, doc, len, root, err, sizeof err) < 0);
-	CHECK(has(err, "pcs: GET test: HTTP 404"));
+	CHECK(fake_has(err, "pcs: GET test: HTTP 404"));
 	/* Intel's built-in root refuses the test chain */
 	CHECK(e2e_validate(e, doc, len, NULL, err, sizeof err) < 0);
-	CHECK(has(err, "azure-tdx: tdx: pck chain: the root is not the trusted Intel SGX Root CA"));
+	CHECK(fake_has(err,
+		       "azure-tdx: tdx: pck chain: the root is not the trusted Intel SGX Root CA"));
 	/* a changed character of InstanceInfo (the base64 of the JSON holding the quote) */
 	doc[len] = '\0';
 	p = strstr((char *)doc, "\"InstanceInfo\":\"");
@@ -453,7 +340,7 @@ static void phase_accept(struct e2e *e)
 	/* without the collateral folder and without a fetcher: one line asking for either */
 	memset(&e->pol, 0, sizeof e->pol);
 	CHECK(vtpm_policy_init(&e->pol, "azure-tdx", NULL, 0, err, sizeof err) < 0);
-	CHECK(has(err, "give --tdx-collateral DIR, or let the tools fetch it from PCS"));
+	CHECK(fake_has(err, "give --tdx-collateral DIR, or let the tools fetch it from PCS"));
 }
 
 static void phase_refuse(struct e2e *e, const char *want)
@@ -461,14 +348,14 @@ static void phase_refuse(struct e2e *e, const char *want)
 	char err[400] = "";
 	size_t len;
 
-	if (vtpm_issue(&e->env, e->ud, e->nonce, sizeof e->nonce, doc, sizeof doc - 1, &len, err,
-		       sizeof err) < 0) {
+	if (vtpm_issue(&e->fx.env, e->fx.ud, e->fx.nonce, sizeof e->fx.nonce, doc, sizeof doc - 1,
+		       &len, err, sizeof err) < 0) {
 		harness_fail(__FILE__, __LINE__, "issue: %s", err);
 		return;
 	}
 	CHECK(e2e_validate(e, doc, len, "tests/attest/tdx-test/root-test.pem", err, sizeof err) <
 	      0);
-	CHECK(has(err, want));
+	CHECK(fake_has(err, want));
 	CHECK(tool_verify(e, doc, len, want));
 }
 

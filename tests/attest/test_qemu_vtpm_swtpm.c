@@ -7,65 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bearssl.h>
-
-#include "attest/attest.h"
-#include "base/base.h"
-#include "harness.h"
-#include "tpm/swtpm.h"
+#include "attest/vtpm_fixture.h"
 
 static const char event_data[] = "constel test event";
 static uint8_t event_log[512];
 static size_t event_log_len;
 
-static void le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* A crypto-agile log: the Spec ID event, then one event on PCR 8 with the digests of
- * event_data in four banks, as TPM2_PCR_Event(8, event_data) extends them. */
+/* The Spec ID event, then one event on PCR 8 (EV_POST_CODE) with the digests of event_data in
+ * four banks, as TPM2_PCR_Event(8, event_data) extends them. */
 static void build_event_log(void)
 {
-	static const struct {
-		uint16_t alg, size;
-		const br_hash_class *h;
-	} algs[] = {{0x0004, 20, &br_sha1_vtable},
-		    {0x000B, 32, &br_sha256_vtable},
-		    {0x000C, 48, &br_sha384_vtable},
-		    {0x000D, 64, &br_sha512_vtable}};
-	uint8_t *p = event_log;
+	const struct vtpm_fx_event ev = {8, 1, event_data, strlen(event_data)};
 
-	memset(event_log, 0, sizeof event_log);
-	le32(p + 4, 3); /* EV_NO_ACTION; PCR 0; SHA-1 digest zero */
-	le32(p + 28, 28 + 16 + 1);
-	memcpy(p + 32, "Spec ID Event03", 16);
-	p[32 + 16 + 4 + 1] = 2; /* spec version 2.0 */
-	p[32 + 16 + 7] = 2;	/* uintnSize */
-	le32(p + 32 + 24, 4);
-	for (int i = 0; i < 4; i++) {
-		p[32 + 28 + 4 * i] = (uint8_t)algs[i].alg;
-		p[32 + 30 + 4 * i] = (uint8_t)algs[i].size;
-	}
-	p += 32 + 28 + 16 + 1;
-	le32(p, 8);
-	le32(p + 4, 1); /* EV_POST_CODE */
-	le32(p + 8, 4);
-	p += 12;
-	for (int i = 0; i < 4; i++) {
-		br_hash_compat_context h;
-
-		p[0] = (uint8_t)algs[i].alg;
-		p[1] = 0;
-		algs[i].h->init(&h.vtable);
-		algs[i].h->update(&h.vtable, event_data, strlen(event_data));
-		algs[i].h->out(&h.vtable, p + 2);
-		p += 2 + algs[i].size;
-	}
-	le32(p, (uint32_t)strlen(event_data));
-	memcpy(p + 4, event_data, strlen(event_data));
-	event_log_len = (size_t)(p + 4 + strlen(event_data) - event_log);
+	event_log_len = vtpm_fx_event_log(&ev, 1, event_log, sizeof event_log);
 }
 
 struct fixture {

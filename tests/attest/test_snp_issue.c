@@ -23,6 +23,7 @@
 #include "attest/snp_info.h"
 #include "attest/vtpm.h"
 #include "base/base.h"
+#include "fake_proc.h"
 #include "harness.h"
 
 extern const struct vtpm_check vtpm_check_aws_sev_snp;
@@ -53,31 +54,13 @@ struct fake {
 /* Runs argv (a python3 fake) and waits for its "ready" line (60 s): its pid, or -1. */
 static pid_t spawn_ready(const char *const argv[])
 {
-	int p[2];
-	char buf[16] = {0};
-	struct pollfd pfd;
-	pid_t pid;
+	char line[16];
+	pid_t pid = fake_start_line((char *const *)argv, line, sizeof line);
 
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		execvp(argv[0], (char **)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	pfd.fd = p[0];
-	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 60000) != 1 || read(p[0], buf, sizeof buf - 1) < 5 ||
-	    strncmp(buf, "ready", 5)) {
-		fprintf(stderr, "%s did not start\n", argv[1]);
-		close(p[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	if (pid > 0 && strncmp(line, "ready", 5)) {
+		fake_reap(pid);
 		return -1;
 	}
-	close(p[0]);
 	return pid;
 }
 

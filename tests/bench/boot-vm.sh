@@ -151,7 +151,8 @@ import json, re, statistics, sys, os
 logs, n, initrd, smoke_initrd, crb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 machine, pc, old, smp2 = sys.argv[6], sys.argv[7] == "1", sys.argv[8], sys.argv[9] == "1"
 preempt = sys.argv[10] == "1"
-HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")
+sys.path.insert(0, "tests/bench")
+from serial_log import SerialLog  # noqa: E402
 NETS = (["user", "netns"] + (["crb"] if crb else []) + (["pc"] if pc else []) + (["old"] if old else [])
         + (["oldpc"] if old and pc else []) + (["smp2"] if smp2 else [])
         + (["oldsmp2"] if smp2 and old else []) + (["preempt"] if preempt else []))
@@ -159,23 +160,8 @@ LABEL = {"user": "user net", "netns": "netns", "crb": "netns+crb", "pc": "netns,
          "old": "netns, old initrd", "oldpc": "netns, old initrd, pc", "smp2": "netns, -smp 2",
          "oldsmp2": "netns, old initrd, -smp 2", "preempt": "netns, preempt=full"}
 
-def lines(boot):
-    with open(os.path.join(logs, boot + ".log"), "rb") as f:
-        for raw in f:
-            m = HOST.match(raw.decode("utf-8", "replace").rstrip("\n"))
-            if m:
-                yield float(m.group(1)), m.group(2)
-
-def first(boot, needle):
-    return next((t for t, l in lines(boot) if needle in l), None)
-
-def data(boot, key):
-    v = None
-    for t, l in lines(boot):
-        i = l.find("@@DATA %s " % key)
-        if i >= 0:
-            v = l[i + len("@@DATA %s " % key):].strip()
-    return v
+log = SerialLog(logs)
+lines, first, data = log.lines, log.first, log.data
 
 def node(boot):
     tl = data(boot, "timeline")

@@ -80,27 +80,11 @@ python3 - "$logs" "$N" "$SIZES" "$BUILD/bench/figures-first-boot.txt" "$MODES" <
 import json, re, statistics, sys, os
 logs, n, sizes, out = sys.argv[1], int(sys.argv[2]), [int(g) for g in sys.argv[3].split()], sys.argv[4]
 modes = sys.argv[5].split()
-HOST = re.compile(r"^\[ *(\d+\.\d+)\] (.*)$")
+sys.path.insert(0, "tests/bench")
+from serial_log import SerialLog  # noqa: E402
 
-def lines(boot):
-    with open(os.path.join(logs, boot + ".log"), "rb") as f:
-        for raw in f:
-            m = HOST.match(raw.decode("utf-8", "replace").rstrip("\n"))
-            if m:
-                yield float(m.group(1)), m.group(2)
-
-def first(boot, needle):
-    return next((t for t, l in lines(boot) if needle in l), None)
-
-def data(boot, key):
-    v = None
-    if not os.path.exists(os.path.join(logs, boot + ".log")):
-        return v  # the floor boot left out (FIRST_BOOT_BENCH_FLOOR=0)
-    for _, l in lines(boot):
-        i = l.find("@@DATA %s " % key)
-        if i >= 0:
-            v = l[i + len("@@DATA %s " % key):].strip()
-    return v
+log = SerialLog(logs)
+lines, first, data = log.lines, log.first, log.data
 
 def boot(name):
     if not os.path.exists(os.path.join(logs, name + ".log")):

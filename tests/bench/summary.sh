@@ -1,7 +1,7 @@
 #!/bin/bash
-# make bench, last: issue 18's four goals in one table, from the key figures the bench scripts
-# of this run wrote to $BUILD/bench/figures-*.txt (key=value lines), each with the figure of
-# this run, the goal, and "met" or "not met" with the floor this run measured. A script that
+# make bench, last: issue 18's four goals in one table, then issue 24's attestation variants,
+# from the key figures the bench scripts of this run wrote to $BUILD/bench/figures-*.txt
+# (key=value lines), each with the figure of this run, the goal, and "met" or "not met" with the floor this run measured. A script that
 # did not run leaves its row "no figures". Numbers only: exit 0 whatever the verdicts.
 set -u
 BUILD=${1:-build}
@@ -145,5 +145,24 @@ w = [max(len(r[i]) for r in rows + [("figure", "this run", "goal", "verdict")]) 
 print("  %-*s  %-*s  %-*s  %s" % (w[0], "figure", w[1], "this run", w[2], "goal", "verdict"))
 for r in rows:
     print("  %-*s  %-*s  %-*s  %s" % (w[0], r[0], w[1], r[1], w[2], r[2], r[3]))
+
+# issue 24: the document of each attestation variant on swtpm (tests/bench/attest-variants.sh),
+# its size and issuing time with the ratio to qemu-vtpm of the same run; figures, no goal
+VARIANTS = ("qemu-vtpm", "gcp-sev-es", "aws-nitro-tpm", "aws-sev-snp", "gcp-sev-snp", "azure-sev-snp",
+            "azure-tdx")
+print()
+print("bench: summary, issue 24%ss attestation variants (swtpm; document bytes, issuing time median "
+      "(min-max), ratio to qemu-vtpm)" % "\x27")
+for v in VARIANTS:
+    k = "attest_%s_" % v
+    if not has(k + "doc_bytes", k + "issue_ms"):
+        print("  %-14s  no figures" % v)
+        continue
+    print("  %-14s  %6.0f B  %8.1f ms (%.1f-%.1f)  %s" % (
+        v, f[k + "doc_bytes"], f[k + "issue_ms"], f.get(k + "issue_ms_min", f[k + "issue_ms"]),
+        f.get(k + "issue_ms_max", f[k + "issue_ms"]),
+        "%.2fx qemu-vtpm%s" % (f[k + "issue_ratio"], ", fastest %.2fx" % f[k + "issue_ratio_min"]
+                               if k + "issue_ratio_min" in f else "")
+        if k + "issue_ratio" in f else "no baseline"))
 '
 echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (2 cores, shared)"

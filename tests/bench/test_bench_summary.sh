@@ -101,7 +101,8 @@ t=bench_summary_without_figures_says_so
 rm -f "$d"/bench/figures-*.txt
 out=$(tests/bench/summary.sh "$d" 2>&1)
 rc=$?
-if [ $rc = 0 ] && [ "$(grep -c 'no figures' <<<"$out")" = 5 ]; then
+# issue 18's five rows and issue 24's seven variants
+if [ $rc = 0 ] && [ "$(grep -c 'no figures' <<<"$out")" = 12 ]; then
 	pass $t
 else
 	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
@@ -127,4 +128,32 @@ if [ $rc = 0 ] &&
 	pass $t
 else
 	fail $t "exit $rc: $(grep 'join latency' <<<"$out")"
+fi
+
+t=bench_summary_lists_each_attestation_variant_with_its_ratio
+rm -f "$d"/bench/figures-*.txt
+cat >"$d/bench/figures-attest.txt" <<'EOF2'
+attest_qemu-vtpm_doc_bytes=9027
+attest_qemu-vtpm_issue_ms=22.4
+attest_qemu-vtpm_issue_ms_min=22.0
+attest_qemu-vtpm_issue_ms_max=23.3
+attest_qemu-vtpm_issue_ratio=1.00
+attest_azure-sev-snp_doc_bytes=20349
+attest_azure-sev-snp_issue_ms=44.8
+attest_azure-sev-snp_issue_ms_min=40.0
+attest_azure-sev-snp_issue_ms_max=50.5
+attest_azure-sev-snp_issue_ratio=2.00
+attest_azure-sev-snp_issue_ratio_min=1.18
+attest_azure-tdx_doc_bytes=16541
+attest_azure-tdx_issue_ms=30.0
+EOF2
+out=$(tests/bench/summary.sh "$d" 2>&1)
+rc=$?
+if [ $rc = 0 ] && grep -qE '^  qemu-vtpm +9027 B +22\.4 ms \(22\.0-23\.3\) +1\.00x qemu-vtpm$' <<<"$out" &&
+	grep -qE '^  azure-sev-snp +20349 B +44\.8 ms \(40\.0-50\.5\) +2\.00x qemu-vtpm, fastest 1\.18x$' <<<"$out" &&
+	grep -qE '^  azure-tdx +16541 B +30\.0 ms \(30\.0-30\.0\) +no baseline$' <<<"$out" &&
+	grep -qE '^  gcp-sev-es +no figures$' <<<"$out"; then
+	pass $t
+else
+	fail $t "exit $rc: $(tr '\n' '|' <<<"$out")"
 fi

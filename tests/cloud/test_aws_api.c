@@ -17,6 +17,7 @@
 
 #include "base/base.h"
 #include "cloud/aws_api.h"
+#include "fake_proc.h"
 #include "harness.h"
 #include "net/net.h"
 
@@ -163,145 +164,14 @@ TEST(aws_parse_load_balancers_and_resources)
 }
 
 /* ---- against the fake ---- */
-struct fake {
-	pid_t pid;
-	int port;
-	char dir[64];
-};
-
-static const char *fake_script(void)
+static int fake_start_tls(struct fake_api *f, const char *state, int tls)
 {
-	return access("tests/cloud/fake_aws_api.py", R_OK) == 0 ? "tests/cloud/fake_aws_api.py"
-								: NULL;
+	return fake_api_start(f, "tests/cloud/fake_aws_api.py", "aws-api", state, tls);
 }
 
-static int fake_start_tls(struct fake *f, const char *state, int tls);
-
-static int fake_start(struct fake *f, const char *state)
+static int fake_start(struct fake_api *f, const char *state)
 {
 	return fake_start_tls(f, state, 0);
-}
-
-/* A CA and a certificate for localhost from it (Python's cryptography, as
- * tests/net/test_https.sh), in f->dir: ca.pem, other-ca.pem, server.pem. */
-static int make_pki(const char *dir)
-{
-	char cmd[4096];
-
-	snprintf(
-	    cmd, sizeof cmd,
-	    "python3 - '%s' <<'PY'\n"
-	    "import datetime, sys\n"
-	    "from cryptography import x509\n"
-	    "from cryptography.hazmat.primitives import hashes, serialization\n"
-	    "from cryptography.hazmat.primitives.asymmetric import ec\n"
-	    "from cryptography.x509.oid import NameOID\n"
-	    "d = sys.argv[1]\n"
-	    "now = datetime.datetime.now(datetime.timezone.utc); day = datetime.timedelta(days=1)\n"
-	    "def n(cn): return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])\n"
-	    "def pem(c): return c.public_bytes(serialization.Encoding.PEM)\n"
-	    "def ca(cn, k): return "
-	    "(x509.CertificateBuilder().subject_name(n(cn)).issuer_name(n(cn))"
-	    ".public_key(k.public_key()).serial_number(x509.random_serial_number())"
-	    ".not_valid_before(now - day).not_valid_after(now + day)"
-	    ".add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)"
-	    ".sign(k, hashes.SHA256()))\n"
-	    "k1 = ec.generate_private_key(ec.SECP256R1()); c1 = ca('aws test CA', k1)\n"
-	    "k2 = ec.generate_private_key(ec.SECP256R1()); c2 = ca('other CA', k2)\n"
-	    "lk = ec.generate_private_key(ec.SECP256R1())\n"
-	    "leaf = (x509.CertificateBuilder().subject_name(n('localhost')).issuer_name(c1.subject)"
-	    ".public_key(lk.public_key()).serial_number(x509.random_serial_number())"
-	    ".not_valid_before(now - day).not_valid_after(now + day)"
-	    ".add_extension(x509.SubjectAlternativeName([x509.DNSName('localhost')]), "
-	    "critical=False)"
-	    ".sign(k1, hashes.SHA256()))\n"
-	    "open(d + '/ca.pem', 'wb').write(pem(c1))\n"
-	    "open(d + '/other-ca.pem', 'wb').write(pem(c2))\n"
-	    "open(d + '/server.pem', 'wb').write(pem(leaf) + lk.private_bytes("
-	    "serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, "
-	    "serialization.NoEncryption()))\n"
-	    "PY\n",
-	    dir);
-	return system(cmd) == 0 ? 0 : -EIO;
-}
-
-static int fake_start_tls(struct fake *f, const char *state, int tls)
-{
-	int pfd[2];
-	char buf[32] = "";
-	size_t n = 0;
-	const char *script = fake_script();
-
-	if (!script)
-		return -ENOENT;
-	harness_tmpdir(f->dir, "aws-api");
-	if (tls && make_pki(f->dir) < 0)
-		return -EIO;
-	FILE *sf = fopen(harness_path(f->dir, "state.json"), "w");
-
-	if (!sf)
-		return -EIO;
-	fputs(state, sf);
-	fclose(sf);
-	if (pipe(pfd) < 0)
-		return -errno;
-	f->pid = fork();
-	if (f->pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		char st[128], lg[128], pem[128];
-
-		snprintf(st, sizeof st, "%s", harness_path(f->dir, "state.json"));
-		snprintf(lg, sizeof lg, "%s", harness_path(f->dir, "log.jsonl"));
-		snprintf(pem, sizeof pem, "%s", harness_path(f->dir, "server.pem"));
-		execlp("python3", "python3", script, "--state", st, "--log", lg,
-		       tls ? "--tls" : (char *)NULL, pem, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	uint64_t deadline = monotonic_ms() + 30000; /* python3 on a loaded machine */
-	while (n < sizeof buf - 1 && !strchr(buf, '\n')) {
-		struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
-		uint64_t now = monotonic_ms();
-		ssize_t k;
-
-		if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0)
-			break;
-		k = read(pfd[0], buf + n, sizeof buf - 1 - n);
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		buf[n] = '\0';
-	}
-	close(pfd[0]);
-	f->port = atoi(buf);
-	return f->port > 0 ? 0 : -EIO;
-}
-
-static void fake_stop(struct fake *f)
-{
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
-		waitpid(f->pid, NULL, 0);
-	}
-	f->pid = 0;
-	harness_rmtree(f->dir);
-}
-
-/* How many lines of the fake's log contain s. */
-static int log_count(struct fake *f, const char *s)
-{
-	FILE *lf = fopen(harness_path(f->dir, "log.jsonl"), "r");
-	char line[1024];
-	int n = 0;
-
-	if (!lf)
-		return -1;
-	while (fgets(line, sizeof line, lf))
-		if (strstr(line, s))
-			n++;
-	fclose(lf);
-	return n;
 }
 
 static const char STATE[] =
@@ -354,7 +224,7 @@ static void api_init(struct aws_api *api, struct sigv4_creds *cr, char *url, siz
 
 TEST(aws_api_against_the_fake)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	char state[sizeof STATE + 64], url[64], host[256];
 	struct secret *sk = secret_from("good/secret+key", 15);
 	struct secret *tok = secret_from("IQoJb3JpZ2luX2VjEGood+Token/==", 30);
@@ -367,7 +237,7 @@ TEST(aws_api_against_the_fake)
 	if (fake_start(&f, state) != 0) {
 		harness_fail(__FILE__, __LINE__,
 			     "fake_aws_api.py did not start (python3-botocore?)");
-		fake_stop(&f);
+		fake_api_stop(&f);
 		return;
 	}
 	api_init(&api, &cr, url, sizeof url, f.port);
@@ -395,8 +265,8 @@ TEST(aws_api_against_the_fake)
 		harness_fail(__FILE__, __LINE__, "control-plane IPs: %d", nip);
 		goto out;
 	}
-	if (log_count(&f, "RequestLimitExceeded") != 2 ||
-	    log_count(&f, "\"action\": \"DescribeInstances\", \"status\": 200") != 4) {
+	if (fake_api_log_count(&f, "RequestLimitExceeded") != 2 ||
+	    fake_api_log_count(&f, "\"action\": \"DescribeInstances\", \"status\": 200") != 4) {
 		harness_fail(__FILE__, __LINE__, "expected 2 throttled and 4 pages");
 		goto out;
 	}
@@ -412,7 +282,8 @@ TEST(aws_api_against_the_fake)
 		harness_fail(__FILE__, __LINE__, "lb: %s", host);
 		goto out;
 	}
-	if (log_count(&f, "\"verified\": false") != 0 || log_count(&f, "ThrottledException") != 1) {
+	if (fake_api_log_count(&f, "\"verified\": false") != 0 ||
+	    fake_api_log_count(&f, "ThrottledException") != 1) {
 		harness_fail(__FILE__, __LINE__, "a signature the fake did not verify");
 		goto out;
 	}
@@ -424,7 +295,7 @@ TEST(aws_api_against_the_fake)
 	int r = aws_describe_instance(&api, "i-cp0", &self);
 
 	secret_free(bad);
-	if (r != -EPROTO || log_count(&f, "SignatureDoesNotMatch") != 1) {
+	if (r != -EPROTO || fake_api_log_count(&f, "SignatureDoesNotMatch") != 1) {
 		harness_fail(__FILE__, __LINE__, "wrong secret: %d", r);
 		goto out;
 	}
@@ -433,7 +304,7 @@ TEST(aws_api_against_the_fake)
 
 	api.creds = &crn;
 	r = aws_describe_instance(&api, "i-cp0", &self);
-	if (r != -EPROTO || log_count(&f, "AuthFailure") != 1) {
+	if (r != -EPROTO || fake_api_log_count(&f, "AuthFailure") != 1) {
 		harness_fail(__FILE__, __LINE__, "no token: %d", r);
 		goto out;
 	}
@@ -445,7 +316,7 @@ TEST(aws_api_against_the_fake)
 	r = aws_describe_instance(&api, "i-cp0", &self);
 	secret_free(osk);
 	secret_free(otok);
-	if (r != -EKEYEXPIRED || log_count(&f, "ExpiredToken") != 1) {
+	if (r != -EKEYEXPIRED || fake_api_log_count(&f, "ExpiredToken") != 1) {
 		harness_fail(__FILE__, __LINE__, "expired: %d", r);
 		goto out;
 	}
@@ -485,14 +356,14 @@ TEST(aws_api_against_the_fake)
 		}
 	}
 out:
-	fake_stop(&f);
+	fake_api_stop(&f);
 	secret_free(sk);
 	secret_free(tok);
 }
 
 TEST(aws_api_missing_permission_is_one_line_naming_it)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	char state[sizeof STATE + 128], url[64], host[256], logpath[128];
 	struct secret *sk = secret_from("good/secret+key", 15);
 	struct secret *tok = secret_from("IQoJb3JpZ2luX2VjEGood+Token/==", 30);
@@ -507,7 +378,7 @@ TEST(aws_api_missing_permission_is_one_line_naming_it)
 		 "\"elasticloadbalancing:DescribeLoadBalancers\"]");
 	if (fake_start(&f, state) != 0) {
 		harness_fail(__FILE__, __LINE__, "fake_aws_api.py did not start");
-		fake_stop(&f);
+		fake_api_stop(&f);
 		return;
 	}
 	api_init(&api, &cr, url, sizeof url, f.port);
@@ -521,7 +392,7 @@ TEST(aws_api_missing_permission_is_one_line_naming_it)
 	if (read(fd, buf, sizeof buf - 1) < 0)
 		buf[0] = '\0';
 	close(fd);
-	fake_stop(&f);
+	fake_api_stop(&f);
 	secret_free(sk);
 	secret_free(tok);
 	CHECK(r1 == -EACCES && r2 == -EACCES);
@@ -591,7 +462,7 @@ TEST(aws_credentials_from_the_imds_document)
  * bundle (aws_send_http on tls_client), and refused with a bundle of another CA. */
 TEST(aws_api_over_https)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	char state[sizeof STATE + 64], url[64];
 	struct secret *sk = secret_from("good/secret+key", 15);
 	struct secret *tok = secret_from("IQoJb3JpZ2luX2VjEGood+Token/==", 30);
@@ -605,13 +476,13 @@ TEST(aws_api_over_https)
 	snprintf(state, sizeof state, STATE, "\"deny\": []");
 	if (fake_start_tls(&f, state, 1) != 0) {
 		harness_fail(__FILE__, __LINE__, "the https fake did not start");
-		fake_stop(&f);
+		fake_api_stop(&f);
 		goto out;
 	}
 	if (ca_bundle_load(harness_path(f.dir, "ca.pem"), &ca, err, sizeof err) < 0 ||
 	    ca_bundle_load(harness_path(f.dir, "other-ca.pem"), &other, err, sizeof err) < 0) {
 		harness_fail(__FILE__, __LINE__, "bundles: %s", err);
-		fake_stop(&f);
+		fake_api_stop(&f);
 		goto out;
 	}
 	api_init(&api, &cr, url, sizeof url, f.port);
@@ -621,7 +492,7 @@ TEST(aws_api_over_https)
 	api.ca = &other;
 	api.max_attempts = 1;
 	r2 = aws_describe_instance(&api, "i-cp0", &self);
-	fake_stop(&f);
+	fake_api_stop(&f);
 out:
 	ca_bundle_free(&ca);
 	ca_bundle_free(&other);

@@ -18,6 +18,7 @@
 
 #include "base/base.h"
 #include "cloud/gcp_api.h"
+#include "fake_proc.h"
 #include "harness.h"
 #include "net/net.h"
 
@@ -167,130 +168,9 @@ TEST(gcp_parse_error_and_token)
 		}                                                      \
 	} while (0)
 
-struct fake {
-	pid_t pid;
-	int port, tls_port;
-	char dir[64];
-};
-
-static int make_pki(const char *dir)
+static int fake_start(struct fake_api *f, const char *state, int tls)
 {
-	char cmd[4096];
-
-	snprintf(
-	    cmd, sizeof cmd,
-	    "python3 - '%s' <<'PY'\n"
-	    "import datetime, sys\n"
-	    "from cryptography import x509\n"
-	    "from cryptography.hazmat.primitives import hashes, serialization\n"
-	    "from cryptography.hazmat.primitives.asymmetric import ec\n"
-	    "from cryptography.x509.oid import NameOID\n"
-	    "d = sys.argv[1]\n"
-	    "now = datetime.datetime.now(datetime.timezone.utc); day = datetime.timedelta(days=1)\n"
-	    "def n(cn): return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])\n"
-	    "def pem(c): return c.public_bytes(serialization.Encoding.PEM)\n"
-	    "def ca(cn, k): return "
-	    "(x509.CertificateBuilder().subject_name(n(cn)).issuer_name(n(cn))"
-	    ".public_key(k.public_key()).serial_number(x509.random_serial_number())"
-	    ".not_valid_before(now - day).not_valid_after(now + day)"
-	    ".add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)"
-	    ".sign(k, hashes.SHA256()))\n"
-	    "k1 = ec.generate_private_key(ec.SECP256R1()); c1 = ca('gce test CA', k1)\n"
-	    "k2 = ec.generate_private_key(ec.SECP256R1()); c2 = ca('other CA', k2)\n"
-	    "lk = ec.generate_private_key(ec.SECP256R1())\n"
-	    "leaf = (x509.CertificateBuilder().subject_name(n('localhost')).issuer_name(c1.subject)"
-	    ".public_key(lk.public_key()).serial_number(x509.random_serial_number())"
-	    ".not_valid_before(now - day).not_valid_after(now + day)"
-	    ".add_extension(x509.SubjectAlternativeName([x509.DNSName('localhost')]), "
-	    "critical=False)"
-	    ".sign(k1, hashes.SHA256()))\n"
-	    "open(d + '/ca.pem', 'wb').write(pem(c1))\n"
-	    "open(d + '/other-ca.pem', 'wb').write(pem(c2))\n"
-	    "open(d + '/server.pem', 'wb').write(pem(leaf) + lk.private_bytes("
-	    "serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, "
-	    "serialization.NoEncryption()))\n"
-	    "PY\n",
-	    dir);
-	return system(cmd) == 0 ? 0 : -EIO;
-}
-
-static int fake_start(struct fake *f, const char *state, int tls)
-{
-	const char *script = "tests/cloud/fake_gce_api.py";
-	char buf[64] = "";
-	size_t n = 0;
-	int pfd[2];
-
-	if (access(script, R_OK) != 0)
-		return -ENOENT;
-	harness_tmpdir(f->dir, "gce-api");
-	if (tls && make_pki(f->dir) < 0)
-		return -EIO;
-	FILE *sf = fopen(harness_path(f->dir, "state.json"), "w");
-
-	if (!sf)
-		return -EIO;
-	fputs(state, sf);
-	fclose(sf);
-	if (pipe(pfd) < 0)
-		return -errno;
-	f->pid = fork();
-	if (f->pid == 0) {
-		char st[128], lg[128], pem[128];
-
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		snprintf(st, sizeof st, "%s", harness_path(f->dir, "state.json"));
-		snprintf(lg, sizeof lg, "%s", harness_path(f->dir, "log.jsonl"));
-		snprintf(pem, sizeof pem, "%s", harness_path(f->dir, "server.pem"));
-		execlp("python3", "python3", script, "--state", st, "--log", lg,
-		       tls ? "--tls" : (char *)NULL, pem, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	uint64_t deadline = monotonic_ms() + 30000; /* python3 on a loaded machine */
-	while (n < sizeof buf - 1 && !strchr(buf, '\n')) {
-		struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
-		uint64_t now = monotonic_ms();
-		ssize_t k;
-
-		if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0)
-			break;
-		k = read(pfd[0], buf + n, sizeof buf - 1 - n);
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		buf[n] = '\0';
-	}
-	close(pfd[0]);
-	if (sscanf(buf, "%d %d", &f->port, &f->tls_port) < 1)
-		f->port = 0;
-	return f->port > 0 ? 0 : -EIO;
-}
-
-static void fake_stop(struct fake *f)
-{
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
-		waitpid(f->pid, NULL, 0);
-	}
-	f->pid = 0;
-	harness_rmtree(f->dir);
-}
-
-static int log_count(struct fake *f, const char *s)
-{
-	FILE *lf = fopen(harness_path(f->dir, "log.jsonl"), "r");
-	char line[2048];
-	int n = 0;
-
-	if (!lf)
-		return -1;
-	while (fgets(line, sizeof line, lf))
-		if (strstr(line, s))
-			n++;
-	fclose(lf);
-	return n;
+	return fake_api_start(f, "tests/cloud/fake_gce_api.py", "gce-api", state, tls);
 }
 
 /* 7 instances of uid1 in three zones of europe-west3, one of another cluster, one in another
@@ -341,14 +221,14 @@ static void api_init(struct gcp_api *api, char *url, size_t cap, int port)
 	api->backoff_ms = 10;
 }
 
-static int start(struct fake *f, const char *extra, int tls)
+static int start(struct fake_api *f, const char *extra, int tls)
 {
 	char state[sizeof STATE + 256];
 
 	snprintf(state, sizeof state, STATE, extra);
 	if (fake_start(f, state, tls) != 0) {
 		harness_fail(__FILE__, __LINE__, "fake_gce_api.py did not start");
-		fake_stop(f);
+		fake_api_stop(f);
 		return -1;
 	}
 	return 0;
@@ -356,7 +236,7 @@ static int start(struct fake *f, const char *extra, int tls)
 
 TEST(gcp_api_cluster_against_the_fake)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	struct gcp_api api = {0};
 	struct gcp_instance in[16], self;
 	char url[64], zones[GCP_MAX_ZONES][64], host[64], port[8];
@@ -380,14 +260,14 @@ TEST(gcp_api_cluster_against_the_fake)
 	REQ(n == 7 && !strcmp(zones[zone_of[2]], "europe-west3-a"));
 	/* europe-west3-a's 4 over two pages, 2 throttled first; b, c one page each; the 3
 	 * zones over two pages, 1 throttled first */
-	REQ(log_count(&f, "\"reason\": \"rateLimitExceeded\"") == 3);
-	REQ(log_count(&f, "pageToken=") == 2); /* zones.list's and europe-west3-a's */
-	REQ(log_count(&f, "\"method\": \"instances.list\", \"status\": 200") == 4);
+	REQ(fake_api_log_count(&f, "\"reason\": \"rateLimitExceeded\"") == 3);
+	REQ(fake_api_log_count(&f, "pageToken=") == 2); /* zones.list's and europe-west3-a's */
+	REQ(fake_api_log_count(&f, "\"method\": \"instances.list\", \"status\": 200") == 4);
 	/* no global rule of uid1: the regional one labelled kubernetes */
 	REQ(gcp_lb_endpoint(&api, "constell-proj", "europe-west3", "uid1", host, sizeof host, port,
 			    sizeof port) == 0);
 	REQ(!strcmp(host, "34.0.0.1") && !strcmp(port, "6443"));
-	REQ(log_count(&f, "globalForwardingRules.list") == 1);
+	REQ(fake_api_log_count(&f, "globalForwardingRules.list") == 1);
 	/* uid2's is global */
 	REQ(gcp_lb_endpoint(&api, "constell-proj", "europe-west3", "uid2", host, sizeof host, port,
 			    sizeof port) == 0 &&
@@ -396,17 +276,17 @@ TEST(gcp_api_cluster_against_the_fake)
 			    sizeof port) == -ENOENT);
 	/* one token for all of it; every call carried it */
 	REQ(api.token_reads == 1);
-	REQ(log_count(&f, "\"auth\": false") == 0);
+	REQ(fake_api_log_count(&f, "\"auth\": false") == 0);
 	/* 404 */
 	REQ(gcp_get_instance(&api, "constell-proj", "europe-west3-a", "nope", &self) == -ENOENT);
 out:
 	gcp_api_free(&api);
-	fake_stop(&f);
+	fake_api_stop(&f);
 }
 
 TEST(gcp_api_tokens)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	struct gcp_api api = {0};
 	struct gcp_instance self;
 	char url[64];
@@ -418,9 +298,9 @@ TEST(gcp_api_tokens)
 	for (int i = 0; i < 3; i++)
 		REQ(gcp_get_instance(&api, "constell-proj", "europe-west3-a", "cp-0", &self) == 0);
 	REQ(api.token_reads == 2);
-	REQ(log_count(&f, "\"reason\": \"authError\"") == 1);
+	REQ(fake_api_log_count(&f, "\"reason\": \"authError\"") == 1);
 	gcp_api_free(&api);
-	fake_stop(&f);
+	fake_api_stop(&f);
 
 	/* a token valid for 30 s is read again before each use (60 s of margin): no 401 */
 	if (start(&f, "\"token_ttl\": 30", 0) < 0)
@@ -429,15 +309,15 @@ TEST(gcp_api_tokens)
 	for (int i = 0; i < 3; i++)
 		REQ(gcp_get_instance(&api, "constell-proj", "europe-west3-a", "cp-0", &self) == 0);
 	REQ(api.token_reads == 3);
-	REQ(log_count(&f, "\"status\": 401") == 0);
+	REQ(fake_api_log_count(&f, "\"status\": 401") == 0);
 out:
 	gcp_api_free(&api);
-	fake_stop(&f);
+	fake_api_stop(&f);
 }
 
 TEST(gcp_api_failures)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	struct gcp_api api = {0};
 	struct gcp_instance in[16];
 	char url[64], zones[GCP_MAX_ZONES][64];
@@ -449,8 +329,8 @@ TEST(gcp_api_failures)
 	/* the pages of zones.list never end: stopped at GCP_MAX_PAGES */
 	REQ(gcp_list_zones(&api, "constell-proj", "europe-west3", zones, GCP_MAX_ZONES, &n) ==
 	    -E2BIG);
-	REQ(log_count(&f, "zones.list") == GCP_MAX_PAGES);
-	fake_stop(&f);
+	REQ(fake_api_log_count(&f, "zones.list") == GCP_MAX_PAGES);
+	fake_api_stop(&f);
 
 	if (start(&f, "\"deny\": [\"compute.instances.list\"]", 0) < 0)
 		return;
@@ -458,22 +338,22 @@ TEST(gcp_api_failures)
 	/* 403: at once, not retried */
 	REQ(gcp_list_instances(&api, "constell-proj", "europe-west3", "uid1", in, 16, &n, zones,
 			       NULL) == -EACCES);
-	REQ(log_count(&f, "\"reason\": \"forbidden\"") == 1);
+	REQ(fake_api_log_count(&f, "\"reason\": \"forbidden\"") == 1);
 	/* always throttled: gives up after max_attempts */
-	fake_stop(&f);
+	fake_api_stop(&f);
 	if (start(&f, "\"throttle\": {\"instances.get\": 100}", 0) < 0)
 		return;
 	api_init(&api, url, sizeof url, f.port);
 	REQ(gcp_get_instance(&api, "constell-proj", "europe-west3-a", "cp-0", in) == -EAGAIN);
-	REQ(log_count(&f, "rateLimitExceeded") == 4);
+	REQ(fake_api_log_count(&f, "rateLimitExceeded") == 4);
 out:
 	gcp_api_free(&api);
-	fake_stop(&f);
+	fake_api_stop(&f);
 }
 
 TEST(gcp_api_https)
 {
-	struct fake f = {0};
+	struct fake_api f = {0};
 	struct gcp_api api = {0};
 	struct gcp_instance self;
 	struct ca_bundle ca = {0}, other = {0};
@@ -499,5 +379,5 @@ TEST(gcp_api_https)
 	ca_bundle_free(&other);
 out:
 	gcp_api_free(&api);
-	fake_stop(&f);
+	fake_api_stop(&f);
 }

@@ -24,16 +24,29 @@ struct swtpm {
 	struct tcti_spec tcti;
 };
 
-static inline int swtpm_port_free(int port)
+/* bind (0) or connect (1) to 127.0.0.1:port succeeds. */
+static inline int swtpm_port_try(int port, int conn)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	ok = fd >= 0 && (conn ? connect(fd, (struct sockaddr *)&a, sizeof a)
+			      : bind(fd, (struct sockaddr *)&a, sizeof a)) == 0;
 	if (fd >= 0)
 		close(fd);
 	return ok;
+}
+
+static inline int swtpm_port_free(int port)
+{
+	return swtpm_port_try(port, 0);
+}
+
+/* Something accepts connections on 127.0.0.1:port (bound is not yet listening). */
+static inline int swtpm_port_listening(int port)
+{
+	return swtpm_port_try(port, 1);
 }
 
 /* Starts swtpm on the state in s->dir (made when empty). */
@@ -76,18 +89,8 @@ static inline int swtpm_start(struct swtpm *s)
 		       (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 100; i++) { /* up to 5 s for the command port */
-		struct sockaddr_in a = {.sin_family = AF_INET,
-					.sin_port = htons((uint16_t)s->port)};
-		int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-		close(fd);
-		if (ok)
-			break;
+	for (int i = 0; i < 100 && !swtpm_port_listening(s->port); i++) /* 5 s: the command port */
 		usleep(50000);
-	}
 	s->tcti = (struct tcti_spec){.kind = TCTI_SWTPM, .port = (uint16_t)s->port};
 	strcpy(s->tcti.host, "127.0.0.1");
 	return 0;
