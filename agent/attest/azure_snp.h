@@ -7,7 +7,8 @@
  * The issuer (azure_snp.c, in the agent) reads the HCL report from NV 0x01400001 and the VCEK
  * and chain from Azure IMDS THIM; the validator (azure_snp_check.c, tools only) checks the
  * report's chain and signature, the policy of the attestationConfig and the HCL binding of
- * the document's AK. MAA tokens are not supported (neither made nor checked). */
+ * the document's AK; under MAAFallback an unlisted ID key digest is accepted with an MAA token
+ * for the handshake's nonce (maa.h). The issuer makes no MAA token yet. */
 #ifndef CONSTEL_ATTEST_AZURE_SNP_H
 #define CONSTEL_ATTEST_AZURE_SNP_H
 

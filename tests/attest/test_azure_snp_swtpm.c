@@ -18,6 +18,7 @@
 #include "attest/hcl.h"
 #include "attest/vtpm_provision.h"
 #include "base/base.h"
+#include "attest/maa_fake.h"
 #include "harness.h"
 #include "tpm/swtpm.h"
 
@@ -171,6 +172,8 @@ static int write_file(const char *path, const void *b, size_t n)
 
 /* constel-verify --attestation azure-sev-snp on the document: its exit code, and the first
  * line of its output that is no warning in out */
+static char verify_args[128]; /* more options for constel-verify */
+
 static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
 {
 	const char *b = getenv("BUILD");
@@ -187,8 +190,8 @@ static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
 	hex_encode(f->ud, 32, ud, sizeof ud);
 	snprintf(cmd, sizeof cmd,
 		 "%s/tools/constel-verify --attestation azure-sev-snp --nonce %s --user-data %s "
-		 "--measurements %s --amd-root %s %s 2>&1",
-		 b && *b ? b : "build", nonce, ud, cfgp, arkp, docp);
+		 "--measurements %s --amd-root %s %s %s 2>&1",
+		 b && *b ? b : "build", nonce, ud, cfgp, arkp, verify_args, docp);
 	if (!(p = popen(cmd, "r")))
 		return -1;
 	out[0] = 0;
@@ -254,6 +257,17 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	CHECK(has(err, "OK user_data="));
 	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
 	CHECK(has(err, "MAAFallback"));
+	/* with an MAA (--maa-url) the fallback asks it, and a document without a token fails */
+	{
+		struct maa_fake m = {0};
+
+		CHECK(maa_fake_start(&m) == 0);
+		snprintf(verify_args, sizeof verify_args, "--maa-url %s", m.base);
+		CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
+		CHECK(has(err, "MAA token: empty"));
+		verify_args[0] = 0;
+		maa_fake_stop(&m);
+	}
 	/* the agent's attest command makes one too */
 	CHECK(cli_attest(&f) == 0);
 	CHECK(cli_verify(&f, CONFIG_EQUAL, err, sizeof err) == 0);
