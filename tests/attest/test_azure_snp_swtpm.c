@@ -302,15 +302,43 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	fx_stop(&f);
 }
 
-TEST(azure_snp_swtpm_no_document_while_the_maa_tag_is_set)
+TEST(azure_snp_swtpm_maa_token_made_in_the_tpm_and_accepted_under_maafallback)
 {
 	static struct fx f;
-	char err[512] = "", n[400];
+	static const char akcert[] = "the HCL AK's certificate (DER on Azure)";
+	struct maa_fake m = {0};
+	char err[512] = "", n[400], cfg[1024], *p;
 
-	CHECK(fx_start(&f, "https://constel.weu.attest.azure.net") == 0);
+	CHECK(maa_fake_start(&m) == 0);
+	CHECK(fx_start(&f, m.base) == 0);
 	CHECK(ak_n(&f, n, sizeof n) == 0);
 	CHECK(provision(&f, n, -1) == 0);
+	/* no AK certificate in NV 0x01C101D0: no document, one line */
 	CHECK(issue(&f, err, sizeof err) < 0);
-	CHECK(has(err, "MAA is not supported"));
+	CHECK(has(err, "0x01c101d0") || has(err, "1c101d0"));
+	CHECK(vtpm_provision_nv(&f.sw.tcti, 0x01C101D0, akcert, sizeof akcert - 1) == 0);
+	err[0] = 0;
+	CHECK(issue(&f, err, sizeof err) == 0);
+	if (err[0])
+		fprintf(stderr, "issue: %s\n", err);
+	doc[f.len] = 0;
+	CHECK((p = strstr((char *)doc, "\"InstanceInfo\":\"")) != NULL);
+	/* the default policy (MAAFallback, this report's digest unlisted) with the MAA */
+	snprintf(cfg, sizeof cfg,
+		 "{\"measurements\":" MEAS ",\"firmwareSignerConfig\":{\"maaURL\":\"%s\"}}",
+		 m.base);
+	err[0] = 0;
+	CHECK(validate(&f, cfg, doc, f.len, err, sizeof err) == 0);
+	if (err[0])
+		fprintf(stderr, "validate: %s\n", err);
+	/* and by the command line tool with --maa-url */
+	snprintf(verify_args, sizeof verify_args, "--maa-url %s", m.base);
+	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 0);
+	CHECK(has(err, "OK user_data="));
+	verify_args[0] = 0;
+	/* an MAA that does not answer: no document, one line naming it */
+	maa_fake_stop(&m);
+	CHECK(issue(&f, err, sizeof err) < 0);
+	CHECK(has(err, "AzureGuest") || has(err, "127.0.0.1"));
 	fx_stop(&f);
 }
