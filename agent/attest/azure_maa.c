@@ -204,7 +204,13 @@ static void attestation_info(struct sb *s, const struct azure_maa_in *in,
 	if (!proof.oom)
 		sb_field(s, "Proof", proof.p, proof.len);
 	sb_str(s, ",");
-	sb_field(s, "RunTimeData", h->runtime, h->runtime_len);
+	{ /* as NewParameters cuts it: from 0x4d4 to the first NUL of the NV bytes */
+		const uint8_t *rt = in->hcl + HCL_RUNTIME_OFFSET,
+			      *nul = memchr(rt, 0, in->hcl_len - HCL_RUNTIME_OFFSET);
+
+		sb_field(s, "RunTimeData", rt,
+			 nul ? (size_t)(nul - rt) : in->hcl_len - HCL_RUNTIME_OFFSET);
+	}
 	sb_str(s, "},\"Type\":\"SevSnp\"},");
 	sb_field(s, "OSBuild", "Edgeless", 8);
 	sb_str(s, ",");

@@ -1,10 +1,8 @@
 /* azure-sev-snp's issuer (azure_snp.h; OID 1.3.9900.4.1), as Constellation's
  * internal/attestation/azure/snp/issuer.go with go-azguestattestation's maa.NewParameters:
  * the HCL report from NV 0x01400001, the VCEK and its chain from Azure IMDS THIM, the tag
- * constellation-maa-url from IMDS instance metadata (a set tag asks for an MAA token, which
- * this agent cannot make: it refuses with one line rather than send a document the join
- * service's MAA check would refuse). The parsers here are also what the validator and the
- * fuzz targets use. */
+ * constellation-maa-url from IMDS instance metadata (a set tag asks for an MAA token:
+ * azure_maa.c). The parsers here are also what the validator and the fuzz targets use. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

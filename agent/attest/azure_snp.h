@@ -8,7 +8,8 @@
  * and chain from Azure IMDS THIM; the validator (azure_snp_check.c, tools only) checks the
  * report's chain and signature, the policy of the attestationConfig and the HCL binding of
  * the document's AK; under MAAFallback an unlisted ID key digest is accepted with an MAA token
- * for the handshake's nonce (maa.h). The issuer makes no MAA token yet. */
+ * for the handshake's nonce (maa.h). The issuer gets that token from the VM's MAA
+ * (azure_maa.c) when its constellation-maa-url tag is set. */
 #ifndef CONSTEL_ATTEST_AZURE_SNP_H
 #define CONSTEL_ATTEST_AZURE_SNP_H
 
@@ -47,8 +48,8 @@ int azure_snp_info_build(const uint8_t *hcl, size_t hcl_len, const struct azure_
 
 /* What the issuer does after reading the HCL report: THIM's answer and the MAA tag from the
  * IMDS at imds ("http://169.254.169.254"; "Metadata: true", status 200 demanded, bodies
- * bounded), then azure_snp_info_build. A set constellation-maa-url tag is refused (MAA tokens
- * are not supported). */
+ * bounded), then azure_snp_info_build. A set constellation-maa-url tag is refused here (no
+ * TPM to make the token with: azure_snp_info_fetch_maa). */
 int azure_snp_info_fetch(const char *imds, const uint8_t *hcl, size_t hcl_len, uint8_t *out,
 			 size_t cap, size_t *len, char *err, size_t errlen);
 /* The same with what an MAA token needs (m's tpm, extra, ak_pub, event_log; the rest is
