@@ -16,7 +16,8 @@ Written from Microsoft's documentation and the client the contract is:
     AuthenticationData})}, the JWT sealed with AES-GCM (additional data "Transport Key") under
     an inner key encrypted RSAES-PKCS1-v1_5 to the request's EncKeyPub (a TPM key).
 
-Test-only endpoint (not MAA's): POST /test/token {"nonce": b64, "exp_in": s, "nbf_in": s,
+Test-only endpoints (not MAA's): GET /test/last-request (the last attest body as received);
+POST /test/token {"nonce": b64, "exp_in": s, "nbf_in": s,
 "iat_in": s, "key": "listed"|"unlisted", "tamper": bool, "alg": "RS256", "no_nonce": bool}
 answers a plain signed token, so the validator's refusals can be driven one at a time.
 
@@ -71,6 +72,7 @@ class MAA:
         self.base = base
         self.listed = make_signer("fake MAA signing key")
         self.unlisted = make_signer("a key MAA does not publish")
+        self.last = b""
 
     def jwks(self):
         return {"keys": [{"x5c": [base64.b64encode(self.listed["der"]).decode()],
@@ -150,6 +152,8 @@ class Handler(BaseHTTPRequestHandler):
         u = urlsplit(self.path)
         if u.path == "/certs":
             return self.reply(200, self.maa.jwks())
+        if u.path == "/test/last-request":  # test-only: the last attest body, as received
+            return self.reply(200, text=self.maa.last.decode("latin-1"))
         self.reply(404, {"error": {"code": "NotFound", "message": "no such path"}})
 
     def body(self):
@@ -169,6 +173,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.test_token(raw)
         if u.path != "/attest/AzureGuest":
             return self.reply(404, {"error": {"code": "NotFound", "message": "no such path"}})
+        self.maa.last = raw
         if q.get("api-version") != [API_VERSION]:
             return self.cloud_error("InvalidParameter",
                                     "The api-version query parameter is missing or not supported")

@@ -302,6 +302,41 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	fx_stop(&f);
 }
 
+/* The fake's last AzureGuest request through tests/interop/maarequest (Go, offline, GOPATH
+ * mode): 0 when it prints OK. */
+static int go_request_check(struct fx *f, const struct maa_fake *m)
+{
+	struct http_response resp = {0};
+	char url[128], path[128], cmd[1024], line[256] = "";
+	FILE *p;
+	int st;
+
+	snprintf(url, sizeof url, "%s/test/last-request", m->base);
+	snprintf(path, sizeof path, "%s/maa-request.json", f->dir);
+	if (http_get(url, 10000, 1 << 20, &resp) < 0 || resp.status != 200 ||
+	    write_file(path, (const uint8_t *)resp.body, resp.len) < 0) {
+		http_response_free(&resp);
+		return -1;
+	}
+	http_response_free(&resp);
+	snprintf(cmd, sizeof cmd,
+		 "cd tests/interop/maarequest && GO111MODULE=off GOPROXY=off GOFLAGS= "
+		 "GOCACHE=%s/gocache GOPATH=%s/gopath go run main.go <%s 2>&1",
+		 f->dir, f->dir, path);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	if (!fgets(line, sizeof line, p))
+		line[0] = 0;
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+	if (strncmp(line, "OK ", 3) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "maarequest: %s", line);
+		return -1;
+	}
+	return 0;
+}
+
 TEST(azure_snp_swtpm_maa_token_made_in_the_tpm_and_accepted_under_maafallback)
 {
 	static struct fx f;
@@ -323,6 +358,9 @@ TEST(azure_snp_swtpm_maa_token_made_in_the_tpm_and_accepted_under_maafallback)
 		fprintf(stderr, "issue: %s\n", err);
 	doc[f.len] = 0;
 	CHECK((p = strstr((char *)doc, "\"InstanceInfo\":\"")) != NULL);
+	/* the request was Go's encoding of go-azguestattestation's AttestationInfo, byte for
+	 * byte (tests/interop/maarequest, standard library only) */
+	CHECK(go_request_check(&f, &m) == 0);
 	/* the default policy (MAAFallback, this report's digest unlisted) with the MAA */
 	snprintf(cfg, sizeof cfg,
 		 "{\"measurements\":" MEAS ",\"firmwareSignerConfig\":{\"maaURL\":\"%s\"}}",
