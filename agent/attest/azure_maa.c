@@ -339,10 +339,10 @@ static int decrypt_answer(struct tpm *t, const uint8_t digest[32], const char *b
 		goto out;
 	}
 	{
-		br_aes_ct_ctr_keys ac;
+		br_aes_ct64_ctr_keys ac;
 		br_gcm_context gc;
 
-		br_aes_ct_ctr_init(&ac, key, key_len);
+		br_aes_ct64_ctr_init(&ac, key, key_len);
 		br_gcm_init(&gc, &ac.vtable, br_ghash_ctmul64);
 		br_gcm_reset(&gc, iv, iv_len);
 		br_gcm_aad_inject(&gc, "Transport Key", 13);
