@@ -89,6 +89,7 @@ struct tool_attest {
 	const char *collateral; /* --tdx-collateral DIR */
 	const char *at;		/* --at RFC3339: certificates valid at (default now) */
 	const char *api;	/* --api URL: the cloud API the validator asks (GCE, EC2) */
+	const char *maa_url;	/* --maa-url URL: azure-sev-snp's MAA (else the config's) */
 	const char *pcs, *pcs_certs, *tdx_cache, *ca_bundle; /* without --tdx-collateral */
 	struct vtpm_policy p;
 	char *mtext, *root; /* what p.config and p.test_root point into */
@@ -99,7 +100,7 @@ struct tool_attest {
 	    {"amd-root", &(a)->amd_root, 0}, {"intel-root", &(a)->intel_root, 0},                \
 	    {"tdx-collateral", &(a)->collateral, 0}, {"at", &(a)->at, 0}, {"api", &(a)->api, 0}, \
 	    {"pcs", &(a)->pcs, 0}, {"pcs-certs", &(a)->pcs_certs, 0},                            \
-	    {"tdx-cache", &(a)->tdx_cache, 0},                                                   \
+	    {"tdx-cache", &(a)->tdx_cache, 0}, {"maa-url", &(a)->maa_url, 0},                    \
 	{                                                                                        \
 		"ca-bundle", &(a)->ca_bundle, 0                                                  \
 	}
@@ -112,6 +113,7 @@ static inline void tool_attest_usage(FILE *f)
 		"measurements JSON, or the variant's attestationConfig {\"measurements\": ...})\n"
 		"[--amd-root PEM] [--intel-root PEM] (trust only this root: tests)\n"
 		"[--tdx-collateral DIR] [--at YYYY-MM-DDTHH:MM:SSZ] [--api URL] (GCE/EC2 API)\n"
+		"[--maa-url URL] (azure-sev-snp's MAA fallback, docs/maa.md)\n"
 		"without --tdx-collateral, TDX collateral from Intel's PCS: [--pcs URL]\n"
 		"[--pcs-certs URL] [--tdx-cache DIR] [--ca-bundle FILE] (docs/tdx.md)\n",
 		vtpm_check_names());
@@ -186,6 +188,7 @@ static inline int tool_policy(struct tool_attest *a, char *err, size_t errlen)
 	a->p.tdx_fetch = tool_tdx_fetch;
 	a->p.tdx_fetch_ctx = a;
 	a->p.api = a->api;
+	a->p.maa_url = a->maa_url;
 	if (a->at && tool_parse_time(a->at, &a->p.at) < 0)
 		return errbuf_set(err, errlen, "--at: YYYY-MM-DDTHH:MM:SSZ, not '%.32s'", a->at);
 	return vtpm_policy_init(&a->p, a->variant, a->mtext, len, err, errlen);

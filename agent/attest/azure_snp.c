@@ -1,10 +1,8 @@
 /* azure-sev-snp's issuer (azure_snp.h; OID 1.3.9900.4.1), as Constellation's
  * internal/attestation/azure/snp/issuer.go with go-azguestattestation's maa.NewParameters:
  * the HCL report from NV 0x01400001, the VCEK and its chain from Azure IMDS THIM, the tag
- * constellation-maa-url from IMDS instance metadata (a set tag asks for an MAA token, which
- * this agent cannot make: it refuses with one line rather than send a document the join
- * service's MAA check would refuse). The parsers here are also what the validator and the
- * fuzz targets use. */
+ * constellation-maa-url from IMDS instance metadata (a set tag asks for an MAA token:
+ * azure_maa.c). The parsers here are also what the validator and the fuzz targets use. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +154,10 @@ static void put_b64(struct jw *w, const void *b, size_t n)
 	put(w, "\"");
 }
 
-int azure_snp_info_build(const uint8_t *hcl, size_t hcl_len, const struct azure_thim *t,
-			 uint8_t *out, size_t cap, size_t *len, char *err, size_t errlen)
+/* tok: the MAA token (base64url and dots only: written as Go writes it, unescaped) or NULL */
+static int info_build(const uint8_t *hcl, size_t hcl_len, const struct azure_thim *t,
+		      const char *tok, uint8_t *out, size_t cap, size_t *len, char *err,
+		      size_t errlen)
 {
 	struct hcl_report h;
 	const uint8_t *rt, *nul;
@@ -182,11 +182,19 @@ int azure_snp_info_build(const uint8_t *hcl, size_t hcl_len, const struct azure_
 	put_b64(&w, hcl + HCL_HW_OFFSET, HCL_HW_AREA);
 	put(&w, ",\"Azure\":{\"RuntimeData\":");
 	put_b64(&w, rt, rt_len);
-	put(&w, ",\"MAAToken\":\"\"},\"GCP\":null}");
+	put(&w, ",\"MAAToken\":\"");
+	put(&w, tok ? tok : "");
+	put(&w, "\"},\"GCP\":null}");
 	if (w.over)
 		return errbuf_set(err, errlen, "InstanceInfo longer than %zu bytes", cap);
 	*len = w.len;
 	return 0;
+}
+
+int azure_snp_info_build(const uint8_t *hcl, size_t hcl_len, const struct azure_thim *t,
+			 uint8_t *out, size_t cap, size_t *len, char *err, size_t errlen)
+{
+	return info_build(hcl, hcl_len, t, NULL, out, cap, len, err, errlen);
 }
 
 /* GET base+path with "Metadata: true" (THIM and IMDS refuse a request without it), status
@@ -215,9 +223,17 @@ static int imds_get(const char *base, const char *path, size_t max, struct http_
 int azure_snp_info_fetch(const char *imds, const uint8_t *hcl, size_t hcl_len, uint8_t *out,
 			 size_t cap, size_t *len, char *err, size_t errlen)
 {
+	return azure_snp_info_fetch_maa(imds, hcl, hcl_len, NULL, out, cap, len, err, errlen);
+}
+
+int azure_snp_info_fetch_maa(const char *imds, const uint8_t *hcl, size_t hcl_len,
+			     const struct azure_maa_in *m, uint8_t *out, size_t cap, size_t *len,
+			     char *err, size_t errlen)
+{
 	struct http_response resp;
 	struct azure_thim t = {0};
-	char maa[512];
+	struct azure_maa_in mi;
+	char maa[512], *tok = NULL;
 	int r;
 
 	if ((r = imds_get(imds, AZURE_THIM_PATH, AZURE_THIM_MAX, &resp, err, errlen)) < 0)
@@ -232,15 +248,25 @@ int azure_snp_info_fetch(const char *imds, const uint8_t *hcl, size_t hcl_len, u
 	http_response_free(&resp);
 	if (r < 0)
 		goto out;
-	if (maa[0]) {
+	if (maa[0] && !m) {
 		r = errbuf_set(err, errlen,
 			       "the VM's %s tag asks for an MAA token from %s; MAA is not "
 			       "supported by this agent",
 			       AZURE_MAA_TAG, maa);
 		goto out;
 	}
-	r = azure_snp_info_build(hcl, hcl_len, &t, out, cap, len, err, errlen);
+	if (maa[0]) {
+		mi = *m;
+		mi.maa_url = maa;
+		mi.hcl = hcl;
+		mi.hcl_len = hcl_len;
+		mi.thim = &t;
+		if ((r = azure_maa_token(&mi, &tok, err, errlen)) < 0)
+			goto out;
+	}
+	r = info_build(hcl, hcl_len, &t, tok, out, cap, len, err, errlen);
 out:
+	free(tok);
 	azure_thim_free(&t);
 	return r;
 }
@@ -254,10 +280,17 @@ static int instance_info(const struct vtpm_issue *in, uint8_t *out, size_t cap, 
 
 	if (!(hcl = malloc(TPM_NV_MAX)))
 		return -ENOMEM;
+	struct azure_maa_in m = {.tpm = in->tpm,
+				 .extra = in->extra,
+				 .ak_pub = in->ak_pub,
+				 .ak_len = in->ak_len,
+				 .event_log = in->env->event_log};
+
 	r = tpm_nv_read(in->tpm, HCL_NV_INDEX, hcl, TPM_NV_MAX, &hcl_len, err, errlen);
 	if (r == 0)
-		r = azure_snp_info_fetch(in->env->imds ? in->env->imds : "http://169.254.169.254",
-					 hcl, hcl_len, out, cap, len, err, errlen);
+		r = azure_snp_info_fetch_maa(in->env->imds ? in->env->imds
+							   : "http://169.254.169.254",
+					     hcl, hcl_len, &m, out, cap, len, err, errlen);
 	free(hcl);
 	return r;
 }

@@ -7,7 +7,9 @@
  * The issuer (azure_snp.c, in the agent) reads the HCL report from NV 0x01400001 and the VCEK
  * and chain from Azure IMDS THIM; the validator (azure_snp_check.c, tools only) checks the
  * report's chain and signature, the policy of the attestationConfig and the HCL binding of
- * the document's AK. MAA tokens are not supported (neither made nor checked). */
+ * the document's AK; under MAAFallback an unlisted ID key digest is accepted with an MAA token
+ * for the handshake's nonce (maa.h). The issuer gets that token from the VM's MAA
+ * (azure_maa.c) when its constellation-maa-url tag is set. */
 #ifndef CONSTEL_ATTEST_AZURE_SNP_H
 #define CONSTEL_ATTEST_AZURE_SNP_H
 
@@ -46,10 +48,38 @@ int azure_snp_info_build(const uint8_t *hcl, size_t hcl_len, const struct azure_
 
 /* What the issuer does after reading the HCL report: THIM's answer and the MAA tag from the
  * IMDS at imds ("http://169.254.169.254"; "Metadata: true", status 200 demanded, bodies
- * bounded), then azure_snp_info_build. A set constellation-maa-url tag is refused (MAA tokens
- * are not supported). */
+ * bounded), then azure_snp_info_build. A set constellation-maa-url tag is refused here (no
+ * TPM to make the token with: azure_snp_info_fetch_maa). */
 int azure_snp_info_fetch(const char *imds, const uint8_t *hcl, size_t hcl_len, uint8_t *out,
 			 size_t cap, size_t *len, char *err, size_t errlen);
+/* The same with what an MAA token needs (m's tpm, extra, ak_pub, event_log; the rest is
+ * filled here): a set constellation-maa-url tag gets the token from that MAA
+ * (azure_maa_token) into Azure.MAAToken. */
+struct azure_maa_in;
+int azure_snp_info_fetch_maa(const char *imds, const uint8_t *hcl, size_t hcl_len,
+			     const struct azure_maa_in *m, uint8_t *out, size_t cap, size_t *len,
+			     char *err, size_t errlen);
+
+/* The MAA token of go-azguestattestation's NewParameters + GetEncryptedToken + DecryptToken
+ * (azure_maa.c): the AzureGuest evidence (quote of PCRs 0-7 by the selected HCL AK over
+ * extra, the AK certificate of NV 0x01C101D0, the PCR-bound key certified by the AK, the SNP
+ * report, VCEK and chain, runtime data, the event log cut to PCRs 0-7) POSTed to
+ * <maa_url>/attest/AzureGuest (https: the system's CA bundle), the answer decrypted inside the
+ * TPM. 0 with a malloc'd token (only base64url characters and dots), or a negative errno with
+ * one line in err. */
+struct tpm;
+struct azure_maa_in {
+	struct tpm *tpm;
+	const char *maa_url;
+	const uint8_t *extra;  /* 32 bytes: the nonce claim */
+	const uint8_t *ak_pub; /* the HCL AK's marshalled TPMT_PUBLIC */
+	size_t ak_len;
+	const uint8_t *hcl; /* NV 0x01400001's bytes */
+	size_t hcl_len;
+	const struct azure_thim *thim;
+	const char *event_log; /* path; NULL or missing: none (the Spec ID event alone) */
+};
+int azure_maa_token(const struct azure_maa_in *in, char **token, char *err, size_t errlen);
 
 /* The validator's reading of InstanceInfo (as Go's json.Unmarshal into snp.InstanceInfo:
  * keys case-insensitive, unknown keys ignored, null as absent), malloc'd. */

@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <json-c/json.h>
 #include <tss2/tss2_mu.h>
 
 #include "attest/azure_snp.h"
 #include "attest/hcl.h"
+#include "attest/maa.h"
 #include "attest/snp.h"
 #include "base/base.h"
 
@@ -40,6 +42,7 @@ struct az_policy {
 	struct snp_tcb min;
 	uint8_t *ark, *ask; /* DER, from amdRootKey / amdSigningKey */
 	size_t ark_len, ask_len;
+	char *maa_url; /* firmwareSignerConfig.maaURL, NULL: none */
 };
 
 static json_object *member(json_object *o, const char *name)
@@ -193,8 +196,18 @@ static int version_field(json_object *root, const char *name, uint8_t *out, int 
 
 static int signer_config(json_object *fsc, struct az_policy *a, char *err, size_t errlen)
 {
-	json_object *d = member(fsc, "acceptedKeyDigests"), *e = member(fsc, "enforcementPolicy");
+	json_object *d = member(fsc, "acceptedKeyDigests"), *e = member(fsc, "enforcementPolicy"),
+		    *u = member(fsc, "maaURL");
 	size_t n, got;
+
+	if (u && !json_object_is_type(u, json_type_null)) {
+		if (!json_object_is_type(u, json_type_string) ||
+		    (size_t)json_object_get_string_len(u) > 512)
+			return errbuf_set(err, errlen, "config: maaURL is not a URL");
+		if (json_object_get_string_len(u) &&
+		    !(a->maa_url = strdup(json_object_get_string(u))))
+			return -ENOMEM;
+	}
 
 	if (d && json_object_is_type(d, json_type_string)) { /* the legacy form: one digest */
 		if (!(a->digests = calloc(1, 48)))
@@ -261,6 +274,7 @@ static void policy_free(struct vtpm_policy *p)
 	free(a->digests);
 	free(a->ark);
 	free(a->ask);
+	free(a->maa_url);
 	free(a);
 	p->priv = NULL;
 }
@@ -389,20 +403,21 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 		goto out;
 	for (size_t i = 0; i < a->n_digests; i++)
 		listed |= !memcmp(rep.id_key_digest, a->digests[i], 48);
-	if (!listed && a->enf == ENF_MAA_FALLBACK) {
-		r = errbuf_set(err, errlen,
-			       "the report's ID key digest is not an accepted one and the "
-			       "enforcement policy MAAFallback needs an MAA token check, which is "
-			       "not supported");
-		goto out;
-	}
-	if (!listed)
-		log_warn("azure-sev-snp: the report's ID key digest is not an accepted one "
-			 "(enforcement policy WarnOnly: accepted)");
 	if (!in.have_azure) {
 		r = errbuf_set(err, errlen, "InstanceInfo has no Azure part (runtime data)");
 		goto out;
 	}
+	/* Go's checkIDKeyDigest: an unlisted digest falls back to the MAA token whose nonce
+	 * claim is this handshake's extra data; a fresh token, so judged at the clock's time
+	 * (as Go), not at --at */
+	if (!listed && a->enf == ENF_MAA_FALLBACK &&
+	    (r = maa_validate(p->maa_url ? p->maa_url : a->maa_url,
+			      in.maa_token ? in.maa_token : "", time(NULL), v->extra,
+			      sizeof v->extra, err, errlen)) < 0)
+		goto out;
+	if (!listed && a->enf == ENF_WARN_ONLY)
+		log_warn("azure-sev-snp: the report's ID key digest is not an accepted one "
+			 "(enforcement policy WarnOnly: accepted)");
 	if ((r = hcl_check_runtime_hash(in.runtime, in.runtime_len, rep.report_data, err, errlen)) <
 	    0)
 		goto out;

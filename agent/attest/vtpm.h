@@ -82,6 +82,7 @@ struct vtpm_policy {
 	const void *tdx_fetch_ctx; /* for tdx_fetch */
 	const char *api;	   /* --api URL: the cloud API a validator asks (GCE, EC2) */
 	void *priv;		   /* the variant's parsed configuration (its policy_init) */
+	const char *maa_url;	   /* --maa-url: azure-sev-snp's MAA (else the config's) */
 };
 
 /* The issuer's side of a variant (linked into the agent). */

@@ -539,3 +539,165 @@ int tpm_ak_select(struct tpm *t, enum tpm_ak_source src, uint8_t *pub, size_t ca
 	}
 	return errbuf_set(err, errlen, "tpm: unknown attestation key source %d", (int)src);
 }
+
+/* ---- the PCR-bound decryption key of MAA's AzureGuest attestation ----
+ * go-azguestattestation's maa/tpm.go: an RSA 2048 primary key in the null hierarchy whose
+ * authPolicy is PolicyPCR(SHA-256 bank, mask, SHA-256 of the PCR values), certified by the AK;
+ * MAA encrypts the token's key to it and only this boot's TPM in this PCR state decrypts. */
+
+/* A trial (policy = 0) or policy session with PolicyPCR(mask, digest) run in it. */
+static int pcr_session(struct tpm *t, uint32_t mask, const uint8_t digest[32], int policy,
+		       TPMI_SH_AUTH_SESSION *ses, char *err, size_t errlen)
+{
+	TPM2B_NONCE caller = {.size = 32}, tpm_nonce = {.size = sizeof tpm_nonce.buffer};
+	TPM2B_ENCRYPTED_SECRET salt = {0};
+	TPMT_SYM_DEF sym = {.algorithm = TPM2_ALG_NULL};
+	TPM2B_DIGEST pd = {.size = 32};
+	TPML_PCR_SELECTION sel = {.count = 1};
+	int64_t start = now_us();
+	TSS2_RC rc;
+
+	sel.pcrSelections[0].hash = TPM2_ALG_SHA256;
+	sel.pcrSelections[0].sizeofSelect = 3;
+	for (int i = 0; i < 3; i++)
+		sel.pcrSelections[0].pcrSelect[i] = (uint8_t)(mask >> (8 * i));
+	memcpy(pd.buffer, digest, 32);
+	CALL(rc, Tss2_Sys_StartAuthSession(t->sys, TPM2_RH_NULL, TPM2_RH_NULL, NULL, &caller, &salt,
+					   policy ? TPM2_SE_POLICY : TPM2_SE_TRIAL, &sym,
+					   TPM2_ALG_SHA256, ses, &tpm_nonce, NULL));
+	if (done("StartAuthSession", rc, start, err, errlen) < 0)
+		return -EIO;
+	start = now_us();
+	CALL(rc, Tss2_Sys_PolicyPCR(t->sys, *ses, NULL, &pd, &sel, NULL));
+	if (done("PolicyPCR", rc, start, err, errlen) < 0) {
+		Tss2_Sys_FlushContext(t->sys, *ses);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The key: created in the null hierarchy (the same template gives the same key until the
+ * TPM resets), its handle into *obj. */
+static int pcr_key(struct tpm *t, uint32_t mask, const uint8_t digest[32], TPM2_HANDLE *obj,
+		   TPM2B_PUBLIC *out, char *err, size_t errlen)
+{
+	TPM2B_PUBLIC in = {0};
+	TPM2B_NAME name = {.size = sizeof name.name};
+	TPM2B_SENSITIVE_CREATE sens = {0};
+	TPM2B_DATA outside = {0};
+	TPML_PCR_SELECTION sel = {.count = 1};
+	TPM2B_CREATION_DATA cdata = {0};
+	TPM2B_DIGEST chash = {.size = sizeof chash.buffer};
+	TPMT_TK_CREATION ticket = {0};
+	TSS2L_SYS_AUTH_RESPONSE rsp;
+	TPMI_SH_AUTH_SESSION ses;
+	TPMT_PUBLIC *p = &in.publicArea;
+	int64_t start;
+	TSS2_RC rc;
+
+	if (pcr_session(t, mask, digest, 0, &ses, err, errlen) < 0)
+		return -EIO;
+	p->authPolicy.size = sizeof p->authPolicy.buffer;
+	start = now_us();
+	CALL(rc, Tss2_Sys_PolicyGetDigest(t->sys, ses, NULL, &p->authPolicy, NULL));
+	Tss2_Sys_FlushContext(t->sys, ses);
+	if (done("PolicyGetDigest", rc, start, err, errlen) < 0)
+		return -EIO;
+	p->type = TPM2_ALG_RSA;
+	p->nameAlg = TPM2_ALG_SHA256;
+	p->objectAttributes = TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+			      TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_NODA;
+	p->parameters.rsaDetail.symmetric.algorithm = TPM2_ALG_NULL;
+	p->parameters.rsaDetail.scheme.scheme = TPM2_ALG_NULL;
+	p->parameters.rsaDetail.keyBits = 2048;
+	sel.pcrSelections[0].hash = TPM2_ALG_SHA256; /* go-tpm passes the PCRs as creationPCR */
+	sel.pcrSelections[0].sizeofSelect = 3;
+	for (int i = 0; i < 3; i++)
+		sel.pcrSelections[0].pcrSelect[i] = (uint8_t)(mask >> (8 * i));
+	memset(out, 0, sizeof *out);
+	start = now_us();
+	CALL(rc, Tss2_Sys_CreatePrimary(t->sys, TPM2_RH_NULL, &pw_auth, &sens, &in, &outside, &sel,
+					obj, out, &cdata, &chash, &ticket, &name, &rsp));
+	return done("CreatePrimary(PCR-bound key)", rc, start, err, errlen);
+}
+
+int tpm_pcr_key_certify(struct tpm *t, uint32_t mask, const uint8_t digest[32], uint8_t *pub,
+			size_t cap, size_t *pub_len, uint8_t *info, size_t icap, size_t *info_len,
+			uint8_t *sig, size_t scap, size_t *sig_len, char *err, size_t errlen)
+{
+	static const TSS2L_SYS_AUTH_COMMAND two_pw = {
+	    .count = 2,
+	    .auths = {{.sessionHandle = TPM2_RS_PW}, {.sessionHandle = TPM2_RS_PW}},
+	};
+	TPM2B_PUBLIC out;
+	TPM2B_DATA qd = {0};
+	TPMT_SIG_SCHEME scheme = {.scheme = TPM2_ALG_RSASSA};
+	TPM2B_ATTEST attest = {.size = sizeof attest.attestationData};
+	TPMT_SIGNATURE s = {0};
+	TSS2L_SYS_AUTH_RESPONSE rsp;
+	TPM2_HANDLE obj;
+	int64_t start;
+	TSS2_RC rc;
+	int r;
+
+	if ((r = pcr_key(t, mask, digest, &obj, &out, err, errlen)) < 0)
+		return r;
+	scheme.details.rsassa.hashAlg = TPM2_ALG_SHA256; /* go-tpm's Certify */
+	start = now_us();
+	CALL(rc, Tss2_Sys_Certify(t->sys, obj, t->ak ? t->ak : TPM_AK_HANDLE, &two_pw, &qd, &scheme,
+				  &attest, &s, &rsp));
+	Tss2_Sys_FlushContext(t->sys, obj);
+	if (done("Certify(PCR-bound key)", rc, start, err, errlen) < 0)
+		return -EIO;
+	if (s.sigAlg != TPM2_ALG_RSASSA || marshal_public(&out.publicArea, pub, cap, pub_len) < 0 ||
+	    attest.size > icap || s.signature.rsassa.sig.size > scap)
+		return errbuf_set(err, errlen, "tpm: the certified key does not fit"), -ENOBUFS;
+	memcpy(info, attest.attestationData, attest.size);
+	*info_len = attest.size;
+	/* MAA wants the TPM2B_PUBLIC_KEY_RSA's buffer of the TPMT_SIGNATURE */
+	memcpy(sig, s.signature.rsassa.sig.buffer, s.signature.rsassa.sig.size);
+	*sig_len = s.signature.rsassa.sig.size;
+	return 0;
+}
+
+int tpm_pcr_key_decrypt(struct tpm *t, uint32_t mask, const uint8_t digest[32], const uint8_t *ct,
+			size_t ct_len, uint8_t *pt, size_t cap, size_t *pt_len, char *err,
+			size_t errlen)
+{
+	TSS2L_SYS_AUTH_COMMAND auth = {.count = 1};
+	TPM2B_PUBLIC_KEY_RSA in = {0}, msg = {.size = sizeof msg.buffer};
+	TPMT_RSA_DECRYPT scheme = {.scheme = TPM2_ALG_RSAES};
+	TPM2B_DATA label = {0};
+	TSS2L_SYS_AUTH_RESPONSE rsp;
+	TPMI_SH_AUTH_SESSION ses;
+	TPM2B_PUBLIC out;
+	TPM2_HANDLE obj;
+	int64_t start;
+	TSS2_RC rc;
+	int r;
+
+	if (ct_len > sizeof in.buffer)
+		return errbuf_set(err, errlen, "tpm: ciphertext of %zu bytes", ct_len), -EINVAL;
+	in.size = (UINT16)ct_len;
+	memcpy(in.buffer, ct, ct_len);
+	if ((r = pcr_key(t, mask, digest, &obj, &out, err, errlen)) < 0)
+		return r;
+	if ((r = pcr_session(t, mask, digest, 1, &ses, err, errlen)) < 0) {
+		Tss2_Sys_FlushContext(t->sys, obj);
+		return r;
+	}
+	auth.auths[0].sessionHandle = ses;
+	start = now_us();
+	CALL(rc, Tss2_Sys_RSA_Decrypt(t->sys, obj, &auth, &in, &scheme, &label, &msg, &rsp));
+	Tss2_Sys_FlushContext(t->sys, ses);
+	Tss2_Sys_FlushContext(t->sys, obj);
+	r = done("RSA_Decrypt(PCR-bound key)", rc, start, err, errlen);
+	if (r == 0 && msg.size > cap)
+		r = (errbuf_set(err, errlen, "tpm: plaintext of %u bytes", msg.size), -ENOBUFS);
+	if (r == 0) {
+		memcpy(pt, msg.buffer, msg.size);
+		*pt_len = msg.size;
+	}
+	secret_wipe(msg.buffer, sizeof msg.buffer);
+	return r;
+}

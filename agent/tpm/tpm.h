@@ -104,6 +104,18 @@ int tpm_ak_select(struct tpm *t, enum tpm_ak_source src, uint8_t *pub, size_t ca
  * against the quote's digest (a PCR that changed in between fails with -EAGAIN). */
 int tpm_quote(struct tpm *t, uint16_t alg, uint32_t mask, const uint8_t *qdata, size_t qlen,
 	      struct tpm_quote *q);
+/* MAA's PCR-bound decryption key (go-azguestattestation maa/tpm.go): RSA 2048 in the null
+ * hierarchy, authPolicy PolicyPCR(SHA-256 bank, mask, digest = SHA-256 of those PCR values),
+ * never leaving the TPM. tpm_pcr_key_certify: its marshalled TPMT_PUBLIC, the TPMS_ATTEST of
+ * TPM2_Certify by the selected AK (RSASSA SHA-256) and the signature's bytes.
+ * tpm_pcr_key_decrypt: RSAES-PKCS1-v1_5 decryption under a PolicyPCR session (the PCRs must
+ * still hold the digest). 0, or a negative errno with one line in err. */
+int tpm_pcr_key_certify(struct tpm *t, uint32_t mask, const uint8_t digest[32], uint8_t *pub,
+			size_t cap, size_t *pub_len, uint8_t *info, size_t icap, size_t *info_len,
+			uint8_t *sig, size_t scap, size_t *sig_len, char *err, size_t errlen);
+int tpm_pcr_key_decrypt(struct tpm *t, uint32_t mask, const uint8_t digest[32], const uint8_t *ct,
+			size_t ct_len, uint8_t *pt, size_t cap, size_t *pt_len, char *err,
+			size_t errlen);
 /* Digest length of a TPM hash algorithm, or 0. */
 size_t tpm_alg_digest_len(uint16_t alg);
 

@@ -20,6 +20,7 @@
 #include "attest/hcl.h"
 #include "base/base.h"
 #include "attest/azure_imds_fake.h"
+#include "attest/maa_fake.h"
 #include "harness.h"
 
 #define AT_2024 1704067200 /* 2024-01-01T00:00:00Z: the recorded VCEK is valid */
@@ -247,7 +248,7 @@ TEST(azure_snp_recorded_evidence_accepted_by_policy)
 	CHECK(check(&c, info, len, c.ak, akl) < 0);
 	c.p.check->policy_free(&c.p);
 	/* Constellation's defaults (DefaultList, MAAFallback): this report's digest is not
-	 * Azure's current one, and the MAA fallback is not supported: refused, saying so */
+	 * Azure's current one, and there is no MAA URL to fall back to: refused, saying so */
 	CHECK(policy(&c, &e, NULL) == 0);
 	CHECK(check(&c, info, len, c.ak, akl) < 0);
 	CHECK(strstr(c.err, "MAAFallback") != NULL);
@@ -268,6 +269,78 @@ TEST(azure_snp_recorded_evidence_accepted_by_policy)
 	      0);
 	CHECK(policy(&c, &e, "{\"firmwareSignerConfig\":{\"acceptedKeyDigests\":[\"00\"]}}") < 0);
 	CHECK(policy(&c, &e, "{\"amdRootKey\":\"not a certificate\"}") < 0);
+	unload(&e);
+}
+
+/* InstanceInfo of e with the MAA token tok (Go's json.Marshal of the string: the token's
+ * characters need no escaping) */
+static int info_with_token(const struct ev *e, const char *tok, uint8_t *out, size_t cap,
+			   size_t *len)
+{
+	static const char tail[] = "\",\"MAAToken\":\"\"},\"GCP\":null}";
+	size_t n;
+
+	if (info_of(e, out, cap, len) < 0 || *len < sizeof tail - 1 ||
+	    memcmp(out + *len - (sizeof tail - 1), tail, sizeof tail - 1) ||
+	    (n = *len - (sizeof tail - 1)) + strlen(tok) + sizeof tail > cap)
+		return -1;
+	*len = n + (size_t)snprintf((char *)out + n, cap - n,
+				    "\",\"MAAToken\":\"%s\"},\"GCP\":null}", tok);
+	return 0;
+}
+
+TEST(azure_snp_unlisted_id_key_accepted_by_an_maa_token_for_this_nonce)
+{
+	static uint8_t info[65536];
+	static struct vcase c;
+	struct maa_fake f = {0};
+	struct ev e;
+	size_t len, akl;
+	char cfg[256], *tok;
+	static const uint8_t zero[32];
+	char zero_nonce[64];
+
+	CHECK(load(&e) == 0);
+	CHECK((akl = ak_pub_of(e.rt, e.rt_len, c.ak, sizeof c.ak)) > 0);
+	CHECK(maa_fake_start(&f) == 0);
+	/* the default list and policy (MAAFallback), the MAA of the configuration */
+	snprintf(cfg, sizeof cfg, "{\"firmwareSignerConfig\":{\"maaURL\":\"%s\"}}", f.base);
+	CHECK(policy(&c, &e, cfg) == 0);
+	/* check() validates for extra data of 32 zero bytes */
+	CHECK((tok = maa_fake_token(
+		   &f, "{\"nonce\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}")) != NULL);
+	base64_encode(BASE64_STD, zero, sizeof zero, zero_nonce, sizeof zero_nonce);
+	CHECK(!strcmp(zero_nonce, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="));
+	CHECK(tok && info_with_token(&e, tok, info, sizeof info, &len) == 0);
+	CHECK(check(&c, info, len, c.ak, akl) == 0);
+	if (c.err[0])
+		fprintf(stderr, "refused: %s\n", c.err);
+	free(tok);
+	/* a token for another handshake's nonce */
+	CHECK((tok = maa_fake_token(
+		   &f, "{\"nonce\":\"AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}")) != NULL);
+	CHECK(tok && info_with_token(&e, tok, info, sizeof info, &len) == 0);
+	CHECK(check(&c, info, len, c.ak, akl) == -EKEYREJECTED);
+	CHECK(strstr(c.err, "nonce") != NULL);
+	free(tok);
+	/* no token in the document */
+	CHECK(info_of(&e, info, sizeof info, &len) == 0);
+	CHECK(check(&c, info, len, c.ak, akl) < 0);
+	CHECK(strstr(c.err, "MAA token") != NULL);
+	c.p.check->policy_free(&c.p);
+	/* Equal: the token does not help an unlisted digest */
+	snprintf(cfg, sizeof cfg,
+		 "{\"firmwareSignerConfig\":{\"maaURL\":\"%s\",\"enforcementPolicy\":\"Equal\"}}",
+		 f.base);
+	CHECK(policy(&c, &e, cfg) == 0);
+	CHECK((tok = maa_fake_token(
+		   &f, "{\"nonce\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}")) != NULL);
+	CHECK(tok && info_with_token(&e, tok, info, sizeof info, &len) == 0);
+	CHECK(check(&c, info, len, c.ak, akl) < 0);
+	free(tok);
+	c.p.check->policy_free(&c.p);
+	CHECK(policy(&c, &e, "{\"firmwareSignerConfig\":{\"maaURL\":7}}") < 0);
+	maa_fake_stop(&f);
 	unload(&e);
 }
 

@@ -5,8 +5,8 @@
  * vtpm_validate (policy Equal with the report's ID key digest, the test ARK as --amd-root) and
  * by constel-verify --attestation azure-sev-snp ($BUILD/tools, built first); refused when a byte of
  * InstanceInfo changes, when the HCL report's SNP report or runtime data changes, when the runtime
- * data names another AK, under Constellation's default digests; no document while the MAA tag is
- * set. */
+ * data names another AK, under Constellation's default digests without an MAA; with the MAA tag
+ * set, the token made in the TPM (fake MAA: maa_fake.h) and accepted under MAAFallback. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 
 #include "attest/azure_snp.h"
 #include "attest/vtpm_fixture.h"
+#include "attest/maa_fake.h"
 
 #define ZERO64 "0000000000000000000000000000000000000000000000000000000000000000"
 #define PCR(n) "\"" #n "\":{\"expected\":\"" ZERO64 "\",\"warnOnly\":false}"
@@ -87,6 +88,8 @@ static int validate(struct fx *f, const char *config, const uint8_t *d, size_t l
 
 /* constel-verify --attestation azure-sev-snp on the document: its exit code, and the first
  * line of its output that is no warning in out */
+static char verify_args[128]; /* more options for constel-verify */
+
 static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
 {
 	const char *b = getenv("BUILD");
@@ -103,8 +106,8 @@ static int cli_verify(struct fx *f, const char *config, char *out, size_t cap)
 	hex_encode(f->v.ud, 32, ud, sizeof ud);
 	snprintf(cmd, sizeof cmd,
 		 "%s/tools/constel-verify --attestation azure-sev-snp --nonce %s --user-data %s "
-		 "--measurements %s --amd-root %s %s 2>&1",
-		 b && *b ? b : "build", nonce, ud, cfgp, arkp, docp);
+		 "--measurements %s --amd-root %s %s %s 2>&1",
+		 b && *b ? b : "build", nonce, ud, cfgp, arkp, verify_args, docp);
 	if (!(p = popen(cmd, "r")))
 		return -1;
 	out[0] = 0;
@@ -162,6 +165,17 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	CHECK(fake_has(err, "OK user_data="));
 	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
 	CHECK(fake_has(err, "MAAFallback"));
+	/* with an MAA (--maa-url) the fallback asks it, and a document without a token fails */
+	{
+		struct maa_fake m = {0};
+
+		CHECK(maa_fake_start(&m) == 0);
+		snprintf(verify_args, sizeof verify_args, "--maa-url %s", m.base);
+		CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 1);
+		CHECK(fake_has(err, "MAA token: empty"));
+		verify_args[0] = 0;
+		maa_fake_stop(&m);
+	}
 	/* the agent's attest command makes one too */
 	CHECK(cli_attest(&f) == 0);
 	CHECK(cli_verify(&f, CONFIG_EQUAL, err, sizeof err) == 0);
@@ -196,15 +210,81 @@ TEST(azure_snp_swtpm_document_accepted_and_refused_when_a_part_changes)
 	fx_stop(&f);
 }
 
-TEST(azure_snp_swtpm_no_document_while_the_maa_tag_is_set)
+/* The fake's last AzureGuest request through tests/interop/maarequest (Go, offline, GOPATH
+ * mode): 0 when it prints OK. */
+static int go_request_check(struct fx *f, const struct maa_fake *m)
+{
+	struct http_response resp = {0};
+	char url[128], path[128], cmd[1024], line[256] = "";
+	FILE *p;
+	int st;
+
+	snprintf(url, sizeof url, "%s/test/last-request", m->base);
+	snprintf(path, sizeof path, "%s/maa-request.json", f->v.dir);
+	if (http_get(url, 10000, 1 << 20, &resp) < 0 || resp.status != 200 ||
+	    vtpm_fx_write(path, resp.body, resp.len) < 0) {
+		http_response_free(&resp);
+		return -1;
+	}
+	http_response_free(&resp);
+	snprintf(cmd, sizeof cmd,
+		 "cd tests/interop/maarequest && GO111MODULE=off GOPROXY=off GOFLAGS= "
+		 "GOCACHE=%s/gocache GOPATH=%s/gopath go run main.go <%s 2>&1",
+		 f->v.dir, f->v.dir, path);
+	if (!(p = popen(cmd, "r")))
+		return -1;
+	if (!fgets(line, sizeof line, p))
+		line[0] = 0;
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+	if (strncmp(line, "OK ", 3) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "maarequest: %s", line);
+		return -1;
+	}
+	return 0;
+}
+
+TEST(azure_snp_swtpm_maa_token_made_in_the_tpm_and_accepted_under_maafallback)
 {
 	static struct fx f;
-	char err[512] = "", n[400];
+	static const char akcert[] = "the HCL AK's certificate (DER on Azure)";
+	struct maa_fake m = {0};
+	char err[512] = "", n[400], cfg[1024], *p;
 
-	CHECK(fx_start(&f, "https://constel.weu.attest.azure.net") == 0);
+	CHECK(maa_fake_start(&m) == 0);
+	CHECK(fx_start(&f, m.base) == 0);
 	CHECK(ak_n(&f, n, sizeof n) == 0);
 	CHECK(provision(&f, n, -1) == 0);
+	/* no AK certificate in NV 0x01C101D0: no document, one line */
 	CHECK(issue(&f, err, sizeof err) < 0);
-	CHECK(fake_has(err, "MAA is not supported"));
+	CHECK(fake_has(err, "0x01c101d0") || fake_has(err, "1c101d0"));
+	CHECK(vtpm_provision_nv(&f.v.sw.tcti, 0x01C101D0, akcert, sizeof akcert - 1) == 0);
+	err[0] = 0;
+	CHECK(issue(&f, err, sizeof err) == 0);
+	if (err[0])
+		fprintf(stderr, "issue: %s\n", err);
+	doc[f.len] = 0;
+	CHECK((p = strstr((char *)doc, "\"InstanceInfo\":\"")) != NULL);
+	/* the request was Go's encoding of go-azguestattestation's AttestationInfo, byte for
+	 * byte (tests/interop/maarequest, standard library only) */
+	CHECK(go_request_check(&f, &m) == 0);
+	/* the default policy (MAAFallback, this report's digest unlisted) with the MAA */
+	snprintf(cfg, sizeof cfg,
+		 "{\"measurements\":" MEAS ",\"firmwareSignerConfig\":{\"maaURL\":\"%s\"}}",
+		 m.base);
+	err[0] = 0;
+	CHECK(validate(&f, cfg, doc, f.len, err, sizeof err) == 0);
+	if (err[0])
+		fprintf(stderr, "validate: %s\n", err);
+	/* and by the command line tool with --maa-url */
+	snprintf(verify_args, sizeof verify_args, "--maa-url %s", m.base);
+	CHECK(cli_verify(&f, CONFIG_DEFAULT, err, sizeof err) == 0);
+	CHECK(fake_has(err, "OK user_data="));
+	verify_args[0] = 0;
+	/* an MAA that does not answer: no document, one line naming it */
+	maa_fake_stop(&m);
+	CHECK(issue(&f, err, sizeof err) < 0);
+	CHECK(fake_has(err, "AzureGuest") || fake_has(err, "127.0.0.1"));
 	fx_stop(&f);
 }
