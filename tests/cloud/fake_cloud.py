@@ -139,9 +139,10 @@ def azure_imds(h, method, path, query, body):
     if path != "/metadata/instance" or method != "GET":
         raise Reply(404, json.dumps({"error": "Not found"}), j)
     i = INSTANCE
+    ss = i.get("scale_set", "constel-scale-set-worker")
     rid = ("/subscriptions/8d10da13-8125-4ba9-a717-bf7490507b3d/resourceGroups/constel-rg/"
-           "providers/Microsoft.Compute/virtualMachineScaleSets/constel-scale-set-worker/"
-           "virtualMachines/0")
+           "providers/Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/%s" %
+           (ss, i.get("vmss_instance", "0")))
     tags = [("constellation-role", i["role"]), ("constellation-uid", i["uid"]),
             ("constellation-init-secret-hash", i["init_secret_hash"])]
     if i.get("maa_url"):
@@ -154,7 +155,7 @@ def azure_imds(h, method, path, query, body):
             "subscriptionId": "8d10da13-8125-4ba9-a717-bf7490507b3d",
             "tags": ";".join("%s:%s" % t for t in tags),
             "tagsList": [{"name": k, "value": v} for k, v in tags],
-            "vmId": "02aab8a4-74ef-476e-8182-f6d2ba4166a6", "vmScaleSetName": "constel-scale-set-worker",
+            "vmId": "02aab8a4-74ef-476e-8182-f6d2ba4166a6", "vmScaleSetName": ss,
             "vmSize": "Standard_DC4as_v5", "zone": "",
         },
         "network": {"interface": [{
@@ -303,8 +304,9 @@ def openstack(h, method, path, query, body):
             "availability_zone": "nova", "project_id": "0123456789abcdef0123456789abcdef",
             "launch_index": 0, "meta": {"constellation-role": i["role"], "constellation-uid": i["uid"],
                                          "constellation-init-secret-hash": i["init_secret_hash"]}}
-    ud = {"openstack-auth-url": "https://keystone.example:5000/v3", "openstack-username": "u",
-          "openstack-password": "p", "openstack-load-balancer-endpoint": i["lb"]}
+    ud = {"openstack-auth-url": i.get("auth_url", "https://keystone.example:5000/v3"), "openstack-username": "u",
+          "openstack-user-domain-name": "Default", "openstack-password": "p",
+          "openstack-region-name": "RegionOne", "openstack-load-balancer-endpoint": i["lb"]}
     values = {"/openstack/2018-08-27/meta_data.json": (json.dumps(meta), "application/json"),
               "/openstack/2018-08-27/user_data": (json.dumps(ud), "application/octet-stream"),
               "/1.0/meta-data/local-ipv4": (i["ip"], "text/plain")}
