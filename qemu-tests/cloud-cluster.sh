@@ -141,7 +141,8 @@ cloud_aws_id() { echo "i-0$(printf '%s' "$1" | sha256sum | cut -c1-16)"; }
 cloud_azure_scale_set() { [ "$1" = ControlPlane ] && echo constel-scale-set-control-plane || echo constel-scale-set-worker; }
 
 # AWS: the load balancer's DNS name (ELBv2's DNSName), which the namespace's DNS server at the
-# VPC's base + 2 (AmazonProvidedDNS) resolves to CLOUD_LB.
+# VPC's base + 2 (AmazonProvidedDNS) resolves to CLOUD_LB (A; AAAA empty, as for an IPv4 NLB:
+# a refused AAAA would fail musl's lookup).
 CLOUD_AWS_LB_NAME=constel-lb-0123456789abcdef.elb.eu-central-1.amazonaws.com
 CLOUD_AWS_DNS=10.42.0.2
 
@@ -251,7 +252,7 @@ cloud_api_up() {
 	ip -n "$ns" addr add "$CLOUD_AWS_DNS/16" dev "$NETNS_BRIDGE" || return 1
 	netns_exec "$ns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
 		--listen-address="$CLOUD_AWS_DNS" --bind-interfaces --port=53 --user=root \
-		--address="/$CLOUD_AWS_LB_NAME/$CLOUD_LB" --log-queries --log-facility="$logs/dns.log" \
+		--host-record="$CLOUD_AWS_LB_NAME,$CLOUD_LB" --local=/amazonaws.com/ --log-queries --log-facility="$logs/dns.log" \
 		--pid-file="$d/dns.pid" >"$d/dns.out" 2>&1 &
 	for _ in $(seq 50); do
 		netns_exec "$ns" ss -Hlun "sport = :53" 2>/dev/null | grep -q . && return 0
