@@ -128,7 +128,7 @@ one_cloud() {
 	[ "$w_rc" = 0 ] && says "$csp-worker" "node: $wn, worker, $w_ip" &&
 		says "$csp-worker" "join: IssueJoinTicket at $lb:30090 for $wn" &&
 		grep -aq "ticket issued for $wn" "$logs/joinservice.log" &&
-		[ "$(node_data "$csp-worker" join_endpoint)" = "$CLOUD_LB:6443" ] && pass $t ||
+		[ "$(node_data "$csp-worker" join_endpoint)" = "$lb:6443" ] && pass $t ||
 		fail $t "boot $w_rc: $(tail_log "$csp-worker") $(tail -1 "$work/cluster.err")"
 	t=cluster_cloud_${csp}_role_join_endpoint_and_hash_from_the_cloud_not_the_command_line
 	grep -q "constel\.csp=$csp" "$logs/$csp-worker.cmdline" &&
