@@ -35,6 +35,10 @@ fails as it fails:
 - OpenStack: https://docs.openstack.org/nova/latest/user/metadata.html (meta_data.json,
   user_data, the EC2-compatible /1.0/meta-data/local-ipv4; no header demanded).
 
+--set KEY=VALUE sets a field of the instance (INSTANCE below), among them Azure's scale_set and
+vmss_instance (the scale-set VM IMDS's compute.resourceId names) and OpenStack's auth_url
+(user_data's openstack-auth-url: where the test's Keystone listens).
+
 Every request is logged as one JSON line to --log (method, path, headers, body, status) for
 the test to read.
 """
