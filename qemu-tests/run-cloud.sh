@@ -44,10 +44,15 @@ cluster_setup >"$work/setup.out" 2>&1 || die "set-up failed: $(tail -3 "$work/se
 cloud_up "$ns" "$csp" >"$work/up.out" 2>&1 || die "the namespace did not come up: $(tail -2 "$work/up.out")"
 cloud_overrides "$csp"
 say "    initrd: $initrd, $(stat -c %s "$initrd") bytes; attestation qemu-vtpm, PCR 15 enforced"
-say "    the $csp fake: tests/cloud/fake_cloud.py at 169.254.169.254$([ "$csp" = azure ] && echo ' and 168.63.129.16')"
+if [ "$csp" = gcp ]; then
+	say "    the gcp fake: tests/cloud/fake_gce_api.py, the metadata server at 169.254.169.254 and the Compute API at https://$CLOUD_API"
+else
+	say "    the $csp fake: tests/cloud/fake_cloud.py at 169.254.169.254$([ "$csp" = azure ] && echo ' and 168.63.129.16')"
+	say "    the $csp API: tests/cloud/fake_${csp}_api.py at https://$CLOUD_API"
+fi
 opts=$(cloud_lease_opts "$csp")
 say "    the lease: router $NETNS_HOST${opts:+; dnsmasq $opts}"
-say "    the $csp API: tests/cloud/fake_$([ "$csp" = gcp ] && echo gce || echo "$csp")_api.py at https://$CLOUD_API (the run's test CA in the initrd's bundle)"
+say "    the API's certificate: of the run's test CA, which is the initrd's CA bundle"
 say "    command-line words: control plane '${CLOUD_CP_ARGS:-none}'"
 say "                        worker        '${CLOUD_WORKER_ARGS:-none}'"
 
