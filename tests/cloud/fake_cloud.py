@@ -309,8 +309,9 @@ def openstack(h, method, path, query, body):
             "launch_index": 0, "meta": {"constellation-role": i["role"], "constellation-uid": i["uid"],
                                          "constellation-init-secret-hash": i["init_secret_hash"]}}
     ud = {"openstack-auth-url": i.get("auth_url", "https://keystone.example:5000/v3"), "openstack-username": "u",
-          "openstack-user-domain-name": "Default", "openstack-password": "p",
-          "openstack-region-name": "RegionOne", "openstack-load-balancer-endpoint": i["lb"]}
+          "openstack-password": "p", "openstack-load-balancer-endpoint": i["lb"]}
+    if i.get("auth_url"):  # a Keystone the test runs (fake_openstack_api.py's user u/Default/p)
+        ud.update({"openstack-user-domain-name": "Default", "openstack-region-name": "RegionOne"})
     values = {"/openstack/2018-08-27/meta_data.json": (json.dumps(meta), "application/json"),
               "/openstack/2018-08-27/user_data": (json.dumps(ud), "application/octet-stream"),
               "/1.0/meta-data/local-ipv4": (i["ip"], "text/plain")}
