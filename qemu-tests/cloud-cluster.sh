@@ -10,13 +10,21 @@
 # the platform layer gives, then worker-0 reboots and rejoins with its state disk.
 #
 # What the node-local endpoints do not serve (the role on GCP and AWS, the load balancer on
-# GCP, Azure and AWS, the init-secret hash on AWS: issue 27's control-plane APIs) the caller
-# gives as command-line overrides in CLOUD_CP_ARGS and CLOUD_WORKER_ARGS; with none, the
-# platform layer's answer is used.
+# GCP, Azure and AWS, the init-secret hash on AWS) the node finds through the cloud's
+# control-plane API, faked by tests/cloud/fake_*_api.py in the namespace at the API's own
+# address CLOUD_API, https on 443 (cloud_api_up): constel.cloud-api=https://CLOUD_API names it
+# (the real hosts' names do not resolve in the namespace), and the initrd's CA bundle is the
+# run's test CA (cloud_api_initrd: a cpio appended to the initrd overwrites
+# /etc/ssl/certs/ca-certificates.crt, as the image's initrd carries the real bundle there). The
+# state disk stays a command-line word (constel.state-disk=) where QEMU cannot shape the
+# cloud's naming: CLOUD_CP_ARGS and CLOUD_WORKER_ARGS (cloud_overrides).
 # Source after tests/lib.sh, qemu-tests/lib-node.sh and qemu-tests/netns.sh; needs work, and
 # cluster_setup done. Root only (network namespaces).
 #
-#   cloud_overrides CSP        the command-line overrides of each cloud (below)
+#   cloud_overrides CSP        the command-line words of each cloud (below)
+#   cloud_api_up NS CSP        the cloud's API fake at CLOUD_API:443 (Azure, AWS, OpenStack:
+#                              one per cluster; GCP's runs per boot with its metadata server,
+#                              in cloud_fake), its certificate, the initrd with the test CA
 #   cloud_up NS CSP            the namespace, the cloud's lease, its addresses, the servers
 #   cloud_fake NS CSP NAME BOOT   the cloud's fake for node NAME (one per boot), fake_pid
 #   cloud_boot NS CSP NAME BOOT SECONDS [words]   node_vm in NS with constel.csp=CSP, in the
@@ -29,6 +37,8 @@
 
 # The load balancer: an address of its own, as a cloud's, where the join service answers.
 CLOUD_LB=10.42.0.100
+# The control-plane API's address (https, 443): the fakes of tests/cloud/fake_*_api.py
+CLOUD_API=10.42.0.200
 NODE_LB=$CLOUD_LB # lib-node.sh's js_args and netns_joinservice use it
 CLOUD_CSPS="gcp azure aws openstack"
 cloud_hash_file() { echo "$work/ws/init-secret.bcrypt"; }
@@ -40,28 +50,30 @@ cloud_hash_file() { echo "$work/ws/init-secret.bcrypt"; }
 cloud_lease_opts() {
 	case $1 in
 	gcp) echo "--dhcp-option=1,255.255.255.255 --dhcp-option=121,$NETNS_HOST/32,0.0.0.0,0.0.0.0/0,$NETNS_HOST --dhcp-option=26,1460" ;;
-	aws) echo "--dhcp-option=26,9001" ;;
+	aws) echo "--dhcp-option=26,9001 --dhcp-option=6,$CLOUD_AWS_DNS" ;;
 	*) echo "" ;;
 	esac
 }
 
-# cloud_overrides CSP: CLOUD_CP_ARGS and CLOUD_WORKER_ARGS for that cloud: what its node-local
-# endpoint does not serve and issue 27's control-plane API clients will (drop a cloud's line
-# when its client lands), and the state disk where QEMU does not shape the cloud's naming.
+# cloud_overrides CSP: CLOUD_CP_ARGS and CLOUD_WORKER_ARGS for that cloud: where its API is
+# (constel.cloud-api=, the fake's address; the real hosts' names do not resolve in the
+# namespace) and the state disk where QEMU does not shape the cloud's naming. The role, the
+# UID, the init-secret hash and the load balancer come from the node-local endpoint and the
+# cloud's API, none from the command line.
 cloud_overrides() {
-	local join="constel.join=$CLOUD_LB:30090" disk=constel.state-disk=/dev/vdb
+	local api=constel.cloud-api=https://$CLOUD_API disk=constel.state-disk=/dev/vdb
 	case $1 in
-	openstack) # everything from the metadata service
+	openstack) # the metadata service: identity, role, UID, hash, load balancer (user_data);
+		# Nova: the peers (Keystone's URL and the user are user_data's)
 		CLOUD_CP_ARGS= CLOUD_WORKER_ARGS= ;;
-	azure) # IMDS: identity, role, UID, hash; the load balancer needs ARM (issue 27)
-		CLOUD_CP_ARGS=$disk CLOUD_WORKER_ARGS="$disk $join" ;;
-	gcp) # the metadata server: identity, hash; role (a label) and load balancer need Compute;
+	azure) # IMDS: identity, role, UID, hash; ARM: the peers, the load balancer
+		CLOUD_CP_ARGS="$disk $api" CLOUD_WORKER_ARGS="$disk $api" ;;
+	gcp) # the metadata server: identity, hash; Compute: role, UID, peers, the forwarding rule;
 		# the state disk by GCP's naming (cloud_state_scsi)
-		CLOUD_CP_ARGS="constel.role=control-plane"
-		CLOUD_WORKER_ARGS="constel.role=worker $join" ;;
-	aws) # IMDSv2: identity; role, hash (tags) and load balancer need EC2 and ELBv2
-		CLOUD_CP_ARGS="$disk constel.role=control-plane constel.init-secret-hash=$(cat "$(cloud_hash_file)")"
-		CLOUD_WORKER_ARGS="$disk constel.role=worker constel.init-secret-hash=$(cat "$(cloud_hash_file)") $join" ;;
+		CLOUD_CP_ARGS=$api CLOUD_WORKER_ARGS=$api ;;
+	aws) # IMDSv2: identity, credentials; EC2: role, UID, hash, peers; Tagging and ELBv2: the
+		# load balancer's DNS name, which the VPC's DNS server (the lease's) resolves
+		CLOUD_CP_ARGS="$disk $api" CLOUD_WORKER_ARGS="$disk $api" ;;
 	esac
 }
 
@@ -81,6 +93,7 @@ cloud_up() {
 	NETNS_ROUTER=$NETNS_HOST NETNS_DHCP_OPTS=$(cloud_lease_opts "$csp") netns_up "$ns" "$CLOUD_LB" || return 1
 	ip -n "$ns" addr add 169.254.169.254/32 dev lo || return 1
 	[ "$csp" = azure ] && { ip -n "$ns" addr add 168.63.129.16/32 dev lo || return 1; }
+	cloud_api_up "$ns" "$csp" || return 1
 	# the components servers where the test root's /etc/hosts puts them
 	netns_exec "$ns" python3 qemu-tests/https-server.py --bind "$NETNS_HOST" --port 443 \
 		--cert "$d/server.crt" --key "$d/server.key" --root "$work/www" >/dev/null 2>>"$logs/components-$ns.log" &
@@ -98,11 +111,23 @@ cloud_fake() {
 	role=$(node_field "$name" 1)
 	set -- --set name="$name" --set ip="$ip" --set role="$role" --set uid=c0ffee42 \
 		--set init_secret_hash="$(cat "$(cloud_hash_file)")" --set lb="$CLOUD_LB" --set incarnation=21
-	# AWS names a node by its instance ID
+	# AWS names a node by its instance ID; Azure's IMDS names the node's scale-set VM
 	[ "$csp" = aws ] && set -- "$@" --set instance_id="$(cloud_aws_id "$name")"
+	[ "$csp" = azure ] && set -- "$@" --set scale_set="$(cloud_azure_scale_set "$role")" --set vmss_instance=0
+	# OpenStack: user_data names Keystone at the API's address
+	[ "$csp" = openstack ] && set -- "$@" --set auth_url="https://$CLOUD_API/identity/v3"
 	rm -f "$work/$boot.ready"
-	ip netns exec "$ns" python3 tests/cloud/fake_cloud.py --csp "$csp" --log "$logs/$boot.fake" "$@" \
-		>"$work/$boot.ready" 2>"$logs/$boot.fake.err" &
+	if [ "$csp" = gcp ]; then
+		# the metadata server and the Compute API in one fake: the token the one issues the
+		# other accepts; the metadata server describes NAME
+		cloud_api_state gcp "$name" >"$work/$boot.gce.json" || return 1
+		ip netns exec "$ns" python3 tests/cloud/fake_gce_api.py --state "$work/$boot.gce.json" \
+			--addr 169.254.169.254 --port 80 --tls "$work/api/api.pem" --tls-listen "$CLOUD_API:443" \
+			--log "$logs/$boot.fake" >"$work/$boot.ready" 2>"$logs/$boot.fake.err" &
+	else
+		ip netns exec "$ns" python3 tests/cloud/fake_cloud.py --csp "$csp" --log "$logs/$boot.fake" "$@" \
+			>"$work/$boot.ready" 2>"$logs/$boot.fake.err" &
+	fi
 	fake_pid=$!
 	for _ in $(seq 100); do [ -s "$work/$boot.ready" ] && return 0; sleep 0.1; done
 	echo "the $csp fake did not start: $(tail -1 "$logs/$boot.fake.err")" >&2
@@ -111,6 +136,145 @@ cloud_fake() {
 
 # The AWS instance ID cloud_fake gives node NAME.
 cloud_aws_id() { echo "i-0$(printf '%s' "$1" | sha256sum | cut -c1-16)"; }
+
+# Azure: the scale set of a node of ROLE (ControlPlane, Worker), as Constellation names them.
+cloud_azure_scale_set() { [ "$1" = ControlPlane ] && echo constel-scale-set-control-plane || echo constel-scale-set-worker; }
+
+# AWS: the load balancer's DNS name (ELBv2's DNSName), which the namespace's DNS server at the
+# VPC's base + 2 (AmazonProvidedDNS) resolves to CLOUD_LB (A; AAAA empty, as for an IPv4 NLB:
+# a refused AAAA would fail musl's lookup).
+CLOUD_AWS_LB_NAME=constel-lb-0123456789abcdef.elb.eu-central-1.amazonaws.com
+CLOUD_AWS_DNS=10.42.0.2
+
+# cloud_api_state CSP [SELF]: the state of the cloud's API fake (JSON on stdout): the
+# cluster's nodes control-plane-0 and worker-0 (every node of NODES whose name ends in -0) with
+# their role, the UID c0ffee42 and the init-secret hash where the cloud keeps them, the load
+# balancer at CLOUD_LB, and a node and a load balancer of another cluster the node must leave
+# out. SELF: the instance GCE's metadata server describes.
+cloud_api_state() {
+	python3 - "$1" "${2:-}" "$(cat "$(cloud_hash_file)")" "$CLOUD_LB" "$NODES" "$CLOUD_AWS_LB_NAME" <<-'PY'
+		import hashlib, json, sys
+		csp, me, h, lb, nodes, lbname = sys.argv[1:7]
+		uid = "c0ffee42"
+		nodes = [n.split(":") for n in nodes.split() if n.split(":")[0].endswith("-0")]
+		def aws_id(name):
+		    return "i-0" + hashlib.sha256(name.encode()).hexdigest()[:16]
+		if csp == "gcp":
+		    ins = [{"name": n, "zone": "europe-west3-b", "networkIP": ip,
+		            "labels": {"constellation-role": r.lower(), "constellation-uid": uid},
+		            "metadata": {"constellation-init-secret-hash": h}} for n, r, ip in nodes]
+		    ins.append({"name": "other-control-plane-0", "zone": "europe-west3-a",
+		                "networkIP": "10.42.9.9",
+		                "labels": {"constellation-role": "controlplane", "constellation-uid": "other"}})
+		    s = {"project": "constel-test", "self": me, "instances": ins,
+		         "zones": ["europe-west3-a", "europe-west3-b", "europe-west3-c"],
+		         "forwarding_rules": [
+		             {"name": "other-kubernetes", "IPAddress": "10.42.9.10", "portRange": "6443-6443",
+		              "labels": {"constellation-uid": "other", "constellation-use": "kubernetes"}},
+		             {"name": "constel-kubernetes", "IPAddress": lb, "portRange": "6443-6443",
+		              "labels": {"constellation-uid": uid, "constellation-use": "kubernetes"}}]}
+		elif csp == "azure":
+		    sets = {}
+		    for n, r, ip in nodes:
+		        ss = "constel-scale-set-control-plane" if r == "ControlPlane" else "constel-scale-set-worker"
+		        sets.setdefault(ss, {"name": ss, "tags": {"constellation-uid": uid,
+		                                                   "constellation-role": r.lower()}, "vms": []})
+		        sets[ss]["vms"].append({"instanceId": str(len(sets[ss]["vms"])), "computerName": n, "ip": ip})
+		    s = {"subscription": "8d10da13-8125-4ba9-a717-bf7490507b3d", "resource_group": "constel-rg",
+		         "scale_sets": list(sets.values()) + [
+		             {"name": "other-control-plane", "tags": {"constellation-uid": "other",
+		                                                      "constellation-role": "controlplane"},
+		              "vms": [{"instanceId": "0", "computerName": "other-0", "ip": "10.42.9.9"}]}],
+		         "load_balancers": [
+		             {"name": "other-lb", "tags": {"constellation-uid": "other"},
+		              "frontends": [{"publicIP": "other-ip"}]},
+		             {"name": "constel-lb", "tags": {"constellation-uid": uid},
+		              "frontends": [{"publicIP": "constel-lb-ip", "privateIP": None}]}],
+		         "public_ips": {"constel-lb-ip": lb, "other-ip": "10.42.9.10"}}
+		elif csp == "aws":
+		    def inst(i, ip, role, u=uid):
+		        return {"InstanceId": i, "PrivateIpAddress": ip, "AvailabilityZone": "eu-central-1b",
+		                "State": "running", "Tags": {"constellation-role": role, "constellation-uid": u,
+		                                             "constellation-init-secret-hash": h}}
+		    arn = "arn:aws:elasticloadbalancing:eu-central-1:012345678900:loadbalancer/net/%s"
+		    s = {"region": "eu-central-1",
+		         "credentials": [{"AccessKeyId": "ASIAEXAMPLEKEYID0001",
+		                          "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		                          "Token": "IQoJb3JpZ2luX2VjEXAMPLETOKEN//////////wEaDGV1LWNlbnRyYWwtMSJGMEQ="}],
+		         "instances": [inst(aws_id(n), ip, r.lower()) for n, r, ip in nodes] +
+		                      [inst("i-00000000000000d01", "10.42.9.9", "controlplane", "other")],
+		         "load_balancers": [
+		             {"LoadBalancerArn": arn % "constel-lb/0123456789abcdef", "LoadBalancerName": "constel-lb",
+		              "DNSName": lbname, "Tags": {"constellation-uid": uid}},
+		             {"LoadBalancerArn": arn % "other/fedcba9876543210", "LoadBalancerName": "other",
+		              "DNSName": "other.elb.eu-central-1.amazonaws.com", "Tags": {"constellation-uid": "other"}}]}
+		elif csp == "openstack":
+		    t = "constellation-uid-" + uid
+		    def srv(n, r, ip, tags):
+		        return {"name": n, "id": hashlib.sha256(n.encode()).hexdigest()[:32], "tags": tags,
+		                "addresses": {"constel-net": [{"addr": ip, "version": 4, "OS-EXT-IPS:type": "fixed"}]}}
+		    s = {"user": {"name": "u", "domain": "Default", "password": "p"},
+		         "networks": [{"name": "constel-net", "tags": [t]}],
+		         "subnets": [{"name": "constel-net", "cidr": "10.42.0.0/16", "tags": [t]}],
+		         "servers": [srv(n, r, ip, [t, "constellation-role-" + r.lower()]) for n, r, ip in nodes] +
+		                    [srv("other-0", "ControlPlane", "10.42.9.9",
+		                         ["constellation-uid-other", "constellation-role-controlplane"])]}
+		else:
+		    sys.exit("no API state for " + csp)
+		json.dump(s, sys.stdout, indent=1)
+	PY
+}
+
+# cloud_api_up NS CSP: CLOUD_API on the namespace's bridge, its certificate (an IP SAN,
+# signed by the run's test CA $work/https/ca), the initrd whose CA bundle is that CA
+# (cloud_api_initrd), and for Azure, AWS and OpenStack (Keystone, Nova, Neutron) the API's
+# fake at CLOUD_API:443 for the cluster
+# (AWS also a DNS server at CLOUD_AWS_DNS naming the load balancer). Its log: $logs/api.log.
+cloud_api_up() {
+	local ns=$1 csp=$2 d=$work/api h=$work/https
+	mkdir -p "$d"
+	ip -n "$ns" addr add "$CLOUD_API/16" dev "$NETNS_BRIDGE" || return 1
+	openssl ecparam -name prime256v1 -genkey -noout -out "$d/api.key" 2>/dev/null &&
+		openssl req -new -key "$d/api.key" -subj "/CN=$CLOUD_API" -out "$d/api.csr" 2>/dev/null &&
+		printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' "$CLOUD_API" >"$d/api.ext" &&
+		openssl x509 -req -in "$d/api.csr" -CA "$h/ca.crt" -CAkey "$h/ca.key" -CAcreateserial \
+			-days 1 -extfile "$d/api.ext" -out "$d/api.crt" 2>/dev/null &&
+		cat "$d/api.crt" "$d/api.key" >"$d/api.pem" || { echo "the API's certificate failed"; return 1; }
+	cloud_api_initrd || return 1
+	[ "$csp" = gcp ] && return 0
+	cloud_api_state "$csp" >"$d/state.json" || return 1
+	rm -f "$d/port"
+	netns_exec "$ns" python3 "tests/cloud/fake_${csp}_api.py" --state "$d/state.json" --addr "$CLOUD_API" \
+		--port 443 --tls "$d/api.pem" --log "$logs/api.log" >"$d/port" 2>"$logs/api.err" &
+	for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+	[ -s "$d/port" ] || { echo "the $csp API fake did not start: $(tail -1 "$logs/api.err")"; return 1; }
+	[ "$csp" = aws ] || return 0
+	ip -n "$ns" addr add "$CLOUD_AWS_DNS/16" dev "$NETNS_BRIDGE" || return 1
+	netns_exec "$ns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
+		--listen-address="$CLOUD_AWS_DNS" --bind-interfaces --port=53 --user=root \
+		--host-record="$CLOUD_AWS_LB_NAME,$CLOUD_LB" --local=/amazonaws.com/ --log-queries --log-facility="$logs/dns.log" \
+		--pid-file="$d/dns.pid" >"$d/dns.out" 2>&1 &
+	for _ in $(seq 50); do
+		netns_exec "$ns" ss -Hlun "sport = :53" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "the DNS server did not start: $(tail -1 "$d/dns.out")"
+	return 1
+}
+
+# cloud_api_initrd: $work/initrd-api.img, the initrd with a cpio appended whose
+# /etc/ssl/certs/ca-certificates.crt (the bundle the API clients read, as the image's initrd
+# carries it) is the run's test CA; initrd names it from then on (CLOUD_INITRD_BASE: the one
+# it was made from).
+cloud_api_initrd() {
+	local r=$work/api/initrd-root
+	CLOUD_INITRD_BASE=${CLOUD_INITRD_BASE:-$initrd}
+	rm -rf "$r" && mkdir -p "$r/etc/ssl/certs" || return 1
+	cp "$work/https/ca.crt" "$r/etc/ssl/certs/ca-certificates.crt" || return 1
+	{ cat "$CLOUD_INITRD_BASE" && (cd "$r" && find etc | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -n); } \
+		>"$work/initrd-api.img" || { echo "the initrd with the test CA failed"; return 1; }
+	initrd=$work/initrd-api.img
+}
 
 cloud_boot() {
 	local ns=$1 csp=$2 name=$3 boot=$4 secs=$5

@@ -9,8 +9,10 @@
 # qemu-vtpm with PCR 15 enforced. control-plane-0 is initialised by constel-init from inside
 # the namespace, worker-0 joins at the load balancer's address and rejoins after a reboot.
 # Prints what each node read from its cloud, how it joined and its boot up to the join; ends
-# with status 1 and one line when a step fails. The overrides each cloud still needs (what only
-# its control-plane API serves) are in cloud_overrides and printed.
+# with status 1 and one line when a step fails. The cloud's control-plane API is faked at
+# 10.42.0.200:443 over https (cloud_api_up); the node finds its role, UID, hash and load
+# balancer there; the command-line words each cloud has (the API's address, the state disk
+# where QEMU cannot shape its naming) are in cloud_overrides and printed.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -42,16 +44,22 @@ cluster_setup >"$work/setup.out" 2>&1 || die "set-up failed: $(tail -3 "$work/se
 cloud_up "$ns" "$csp" >"$work/up.out" 2>&1 || die "the namespace did not come up: $(tail -2 "$work/up.out")"
 cloud_overrides "$csp"
 say "    initrd: $initrd, $(stat -c %s "$initrd") bytes; attestation qemu-vtpm, PCR 15 enforced"
-say "    the $csp fake: tests/cloud/fake_cloud.py at 169.254.169.254$([ "$csp" = azure ] && echo ' and 168.63.129.16')"
+if [ "$csp" = gcp ]; then
+	say "    the gcp fake: tests/cloud/fake_gce_api.py, the metadata server at 169.254.169.254 and the Compute API at https://$CLOUD_API"
+else
+	say "    the $csp fake: tests/cloud/fake_cloud.py at 169.254.169.254$([ "$csp" = azure ] && echo ' and 168.63.129.16')"
+	say "    the $csp API: tests/cloud/fake_${csp}_api.py at https://$CLOUD_API"
+fi
 opts=$(cloud_lease_opts "$csp")
 say "    the lease: router $NETNS_HOST${opts:+; dnsmasq $opts}"
-say "    overrides of what only the cloud's API serves: control plane '${CLOUD_CP_ARGS:-none}'"
-say "                                                   worker        '${CLOUD_WORKER_ARGS:-none}'"
+say "    the API's certificate: of the run's test CA, which is the initrd's CA bundle"
+say "    command-line words: control plane '${CLOUD_CP_ARGS:-none}'"
+say "                        worker        '${CLOUD_WORKER_ARGS:-none}'"
 
 # what BOOT read and did: its identity line, its join, Azure's report, QEMU start -> join
 report() {
 	local l=$logs/$1.log
-	grep -aoE 'constel-agent: info: (modules: [0-9]+ loaded.*|net: [a-z0-9]+ [0-9./]+ router.*|node: .*, (control plane|worker), .*|disk: .* is the state disk|azure: reported .*|join: IssueJoinTicket at [^ ]*|rejoin: IssueRejoinTicket at [^ ]*|init: request .*)' "$l" |
+	grep -aoE 'constel-agent: info: (modules: [0-9]+ loaded.*|net: [a-z0-9]+ [0-9./]+ router.*|node: .*, (control plane|worker), .*|disk: .* is the state disk|azure: reported .*|(gcp|azure|aws|openstack): .* from (the Compute API|ARM|EC2|ELBv2|Nova).*|join: IssueJoinTicket at [^ ]*|rejoin: IssueRejoinTicket at [^ ]*|init: request .*)' "$l" |
 		sed 's/^constel-agent: info: /    /' | cut -c1-130
 	python3 - "$l" <<'PY'
 import re, sys

@@ -202,6 +202,8 @@ static int aws_self_role(const struct cloud *cl, struct md_instance *self)
 		return log_err(-ENOENT, "aws: instance %s has no tag " AWS_TAG_ROLE, st.id);
 	self->control_plane = aws_role_is_control_plane(in.role);
 	self->no_role = 0;
+	log_info("aws: %s: role %s, UID %s from EC2 (DescribeInstances)", st.id, in.role,
+		 in.has_uid ? in.uid : "none");
 	return 0;
 }
 
@@ -278,7 +280,9 @@ static int aws_lb(const struct cloud *cl, char *host, size_t cap)
 
 	if ((r = aws_uid(cl, uid, sizeof uid)) < 0 || (r = api_open(cl, &api, &creds)) < 0)
 		return r;
-	return aws_lb_dns_name(&api, uid, host, cap);
+	if ((r = aws_lb_dns_name(&api, uid, host, cap)) == 0)
+		log_info("aws: load balancer %s from ELBv2 (DescribeLoadBalancers)", host);
+	return r;
 }
 
 static int aws_disk(const struct cloud *cl, char *out, size_t cap)

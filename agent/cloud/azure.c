@@ -36,9 +36,30 @@ static int imds(const struct cloud *cl, struct md_instance *self, char *uid, siz
 	return r;
 }
 
+/* Constellation's Self: IMDS gives the provider ID, ARM the rest (the scale-set VM's
+ * computerName and role tag, its NIC's private IP). When ARM does not answer (its one line
+ * says why), IMDS's name, tag and IP stand in. */
 static int azure_self(const struct cloud *cl, struct md_instance *self)
 {
-	return imds(cl, self, NULL, 0, NULL, 0);
+	struct azure_vm vm;
+	char ip[48];
+	int r;
+
+	if ((r = imds(cl, self, NULL, 0, NULL, 0)) < 0)
+		return r;
+	if (azure_arm_self(cl, self->provider_id, &vm, ip, sizeof ip) < 0) {
+		log_warn("azure: the node's name, role and IP from IMDS (ARM did not answer)");
+		return 0;
+	}
+	if (!vm.role[0])
+		return log_err(-ENOENT, "azure: VM %s has no tag constellation-role in ARM",
+			       vm.name);
+	snprintf(self->name, sizeof self->name, "%.63s", vm.name);
+	snprintf(self->vpc_ip, sizeof self->vpc_ip, "%.47s", ip);
+	self->control_plane = cloud_role_parse(vm.role) == 1;
+	log_info("azure: %s: role %s, IP %s from ARM (its scale-set VM and NIC)", self->name,
+		 vm.role, self->vpc_ip);
+	return 0;
 }
 
 static int azure_uid(const struct cloud *cl, char *out, size_t cap)
@@ -95,7 +116,9 @@ static int azure_lb(const struct cloud *cl, char *host, size_t cap)
 
 	if ((r = imds(cl, &self, uid, sizeof uid, NULL, 0)) < 0)
 		return r;
-	return azure_arm_lb(cl, self.provider_id, uid, host, cap);
+	if ((r = azure_arm_lb(cl, self.provider_id, uid, host, cap)) == 0)
+		log_info("azure: load balancer %s from ARM", host);
+	return r;
 }
 
 static int azure_ready(const struct cloud *cl)

@@ -242,6 +242,19 @@ out:
 	return r;
 }
 
+int azure_parse_vm(const char *body, size_t len, struct azure_vm *vm, char *err, size_t errlen)
+{
+	json_object *o = json_parse_exact(body, len);
+	int n = 0, r;
+
+	if (!o || !json_object_is_type(o, json_type_object))
+		r = errbuf_set(err, errlen, "the VM is not a JSON object");
+	else if ((r = list_item(o, AZURE_LIST_VMS, NULL, vm, 1, &n, err, errlen)) == 0 && n == 0)
+		r = errbuf_set(err, errlen, "the VM has no instanceId");
+	json_object_put(o);
+	return r;
+}
+
 int azure_parse_nic(const char *body, size_t len, char *ip, size_t cap, char *err, size_t errlen)
 {
 	json_object *o = json_parse_exact(body, len), *cfgs;
@@ -528,6 +541,31 @@ static int ids(const char *pid, char *sub, char *rg, char *ss, char *inst)
 	return 0;
 }
 
+/* The private IP of VM inst of scale set ss from its NIC (api-version 2018-10-01). */
+static int vm_nic_ip(const struct cloud *cl, const char *sub, const char *rg, const char *ss,
+		     const struct azure_vm *vm, char *ip, size_t cap)
+{
+	struct http_response resp;
+	char url[1024], what[192], err[160];
+	int r;
+
+	snprintf(url, sizeof url,
+		 "%s/subscriptions/%s/resourceGroups/%s/providers/"
+		 "Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/%s/"
+		 "networkInterfaces/%s?api-version=" ARM_API_VMSS_NIC,
+		 arm_base(cl), sub, rg, ss, vm->instance_id, vm->nic);
+	snprintf(what, sizeof what, "get network interface %.60s of %.60s/%s", vm->nic, ss,
+		 vm->instance_id);
+	if ((r = arm_get(cl, url, what,
+			 "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/"
+			 "networkInterfaces/read",
+			 1 << 20, &resp)) < 0)
+		return r;
+	r = azure_parse_nic(resp.body, resp.len, ip, cap, err, sizeof err);
+	http_response_free(&resp);
+	return r < 0 ? log_err(-EBADMSG, "azure: %s: %s", what, err) : 0;
+}
+
 int azure_arm_list(const struct cloud *cl, const char *provider_id, const char *uid,
 		   struct azure_vm *vms, char (*ips)[48], int max, int *count)
 {
@@ -558,30 +596,36 @@ int azure_arm_list(const struct cloud *cl, const char *provider_id, const char *
 				  "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
 				  AZURE_LIST_VMS, NULL, vms, max, count)) < 0)
 			return r;
-		for (int v = first; v < *count; v++) {
-			struct http_response resp;
-			char url[1024], err[160];
-
-			snprintf(url, sizeof url,
-				 "%s/subscriptions/%s/resourceGroups/%s/providers/"
-				 "Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/%s/"
-				 "networkInterfaces/%s?api-version=" ARM_API_VMSS_NIC,
-				 arm_base(cl), sub, rg, sets[s], vms[v].instance_id, vms[v].nic);
-			snprintf(what, sizeof what, "get network interface %.60s of %.60s/%s",
-				 vms[v].nic, sets[s], vms[v].instance_id);
-			if ((r = arm_get(
-				 cl, url, what,
-				 "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/"
-				 "networkInterfaces/read",
-				 1 << 20, &resp)) < 0)
+		for (int v = first; v < *count; v++)
+			if ((r = vm_nic_ip(cl, sub, rg, sets[s], &vms[v], ips[v], 48)) < 0)
 				return r;
-			r = azure_parse_nic(resp.body, resp.len, ips[v], 48, err, sizeof err);
-			http_response_free(&resp);
-			if (r < 0)
-				return log_err(-EBADMSG, "azure: %s: %s", what, err);
-		}
 	}
 	return 0;
+}
+
+int azure_arm_self(const struct cloud *cl, const char *provider_id, struct azure_vm *vm, char *ip,
+		   size_t cap)
+{
+	char sub[64], rg[96], ss[96], inst[16], url[1024], what[192], err[160];
+	struct http_response resp;
+	int r;
+
+	if ((r = ids(provider_id, sub, rg, ss, inst)) < 0)
+		return r;
+	snprintf(url, sizeof url,
+		 "%s/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/"
+		 "virtualMachineScaleSets/%s/virtualMachines/%s?api-version=" ARM_API_COMPUTE,
+		 arm_base(cl), sub, rg, ss, inst);
+	snprintf(what, sizeof what, "get VM %s of scale set %.96s", inst, ss);
+	if ((r = arm_get(cl, url, what,
+			 "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
+			 ARM_MAX_BODY, &resp)) < 0)
+		return r;
+	r = azure_parse_vm(resp.body, resp.len, vm, err, sizeof err);
+	http_response_free(&resp);
+	if (r < 0)
+		return log_err(-EBADMSG, "azure: %s: %s", what, err);
+	return vm_nic_ip(cl, sub, rg, ss, vm, ip, cap);
 }
 
 int azure_arm_lb(const struct cloud *cl, const char *provider_id, const char *uid, char *host,

@@ -56,6 +56,8 @@ enum azure_list_kind {
 int azure_parse_list(const char *body, size_t len, enum azure_list_kind kind, const char *uid,
 		     void *out, int max, int *count, char *next, size_t next_cap, char *err,
 		     size_t errlen);
+/* One scale-set VM (virtualMachineScaleSetVMs.Get): as a list item of AZURE_LIST_VMS. */
+int azure_parse_vm(const char *body, size_t len, struct azure_vm *vm, char *err, size_t errlen);
 /* A network interface: the private IP of its primary IP configuration (else the first). */
 int azure_parse_nic(const char *body, size_t len, char *ip, size_t cap, char *err, size_t errlen);
 /* A public IP address: properties.ipAddress. */
@@ -75,6 +77,10 @@ int azure_split_provider_id(const char *pid, char *sub, size_t subcap, char *rg,
  * group of the node's provider ID. */
 int azure_arm_list(const struct cloud *cl, const char *provider_id, const char *uid,
 		   struct azure_vm *vms, char (*ips)[48], int max, int *count);
+/* The node itself as Constellation's Self takes it: its scale-set VM (name, role tag, ID) and
+ * the private IP of that VM's NIC. */
+int azure_arm_self(const struct cloud *cl, const char *provider_id, struct azure_vm *vm, char *ip,
+		   size_t cap);
 /* The load balancer's host (Constellation's GetLoadBalancerEndpoint without its port). */
 int azure_arm_lb(const struct cloud *cl, const char *provider_id, const char *uid, char *host,
 		 size_t cap);

@@ -110,6 +110,8 @@ static int gcp_self(const struct cloud *cl, struct md_instance *self)
 		self->control_plane = cloud_role_parse(in.role) == 1;
 		if (in.vpc_ip[0])
 			snprintf(self->vpc_ip, sizeof self->vpc_ip, "%s", in.vpc_ip);
+		log_info("gcp: %s: role %s, UID %s from the Compute API (instances.get)",
+			 self->name, in.role, in.has_uid ? in.uid : "none");
 	}
 	return 0;
 }
@@ -180,7 +182,11 @@ static int gcp_lb(const struct cloud *cl, char *host, size_t cap)
 			       GCP_LABEL_UID);
 	if (gcp_region_of_zone(zone, region, sizeof region) < 0)
 		return log_err(-EINVAL, "gcp: zone %s is not REGION-X", zone);
-	return gcp_lb_endpoint(api_of(cl), project, region, own.uid, host, cap, port, sizeof port);
+	if ((r = gcp_lb_endpoint(api_of(cl), project, region, own.uid, host, cap, port,
+				 sizeof port)) == 0)
+		log_info("gcp: load balancer %s (port %s) from the Compute API's forwarding rule",
+			 host, port);
+	return r;
 }
 
 static int gcp_hash(const struct cloud *cl, char *out, size_t cap)

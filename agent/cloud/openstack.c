@@ -135,6 +135,8 @@ static int os_peers(const struct cloud *cl, struct md_instance *peers, int max, 
 		snprintf(p->vpc_ip, sizeof p->vpc_ip, "%s", srv[i].vpc_ip);
 		p->control_plane = srv[i].role == 1;
 	}
+	if (r == 0)
+		log_info("openstack: %d servers of cluster %s from Nova", n, uid);
 	free(srv);
 	return r;
 }

@@ -6,6 +6,8 @@ Written from the ARM REST reference:
   /subscriptions/S/resourceGroups/RG/providers/Microsoft.Compute/virtualMachineScaleSets)
 - https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-set-vms/list (GET
   .../virtualMachineScaleSets/SS/virtualMachines)
+- https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-set-vms/get (GET
+  .../virtualMachineScaleSets/SS/virtualMachines/N: one VM, as a list item)
 - https://learn.microsoft.com/rest/api/virtualnetwork/network-interface-in-vm-ss/get-virtual-machine-scale-set-network-interface
   (GET .../virtualMachineScaleSets/SS/virtualMachines/N/networkInterfaces/NIC, published only at
   api-version 2018-10-01 and older, under Microsoft.Compute)
@@ -31,7 +33,7 @@ State (--state FILE, JSON):
    "revoke": N,                      the first N calls with a good token are 401 (expired early)
    "page_size": {route: N},          a list page holds N items (default 1000)
    "endless": route}                 that list's pages never end (empty pages with nextLink)
-  routes: vmss, vms, nic, lbs, pip.
+  routes: vmss, vms, vm, nic, lbs, pip.
 The port is printed on stdout (--port 0 picks one); every request is one JSON line in --log.
 With --tls PEM it serves https (the real ARM is https only).
 """
@@ -58,6 +60,9 @@ ROUTES = [  # name, regex, permission, api-versions the service publishes (a sel
      "Microsoft.Compute/virtualMachineScaleSets/read",
      ["2021-11-01", "2022-03-01", "2022-08-01", "2022-11-01", "2023-03-01", "2023-07-01", "2023-09-01", "2024-03-01"]),
     ("vms", PROV + r"Microsoft\.Compute/virtualMachineScaleSets/(?P<ss>[^/]+)/virtualMachines$",
+     "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
+     ["2021-11-01", "2022-03-01", "2022-08-01", "2022-11-01", "2023-03-01", "2023-07-01", "2023-09-01", "2024-03-01"]),
+    ("vm", PROV + r"Microsoft\.Compute/virtualMachineScaleSets/(?P<ss>[^/]+)/virtualMachines/(?P<vm>[^/]+)$",
      "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
      ["2021-11-01", "2022-03-01", "2022-08-01", "2022-11-01", "2023-03-01", "2023-07-01", "2023-09-01", "2024-03-01"]),
     ("nic", PROV + r"Microsoft\.Compute/virtualMachineScaleSets/(?P<ss>[^/]+)/virtualMachines/(?P<vm>[^/]+)/networkInterfaces/(?P<nic>[^/]+)$",
@@ -139,7 +144,7 @@ def serve(h, route, m, query):
                   "tags": s.get("tags", {}), "sku": {"name": "Standard_DC4as_v5", "capacity": len(s["vms"])},
                   "properties": {"provisioningState": "Succeeded"}} for s in sets]
         return page(h, route, items, query, base)
-    if route in ("vms", "nic"):
+    if route in ("vms", "vm", "nic"):
         ss = [s for s in sets if s["name"].lower() == m.group("ss").lower()]
         if not ss:
             raise Fail(404, "ResourceNotFound", "The Resource 'Microsoft.Compute/virtualMachineScaleSets/%s' "
@@ -147,6 +152,12 @@ def serve(h, route, m, query):
         if route == "vms":
             return page(h, route, [vm_json(sub, rg, ss[0], v) for v in ss[0]["vms"]], query, base)
         vm = [v for v in ss[0]["vms"] if v["instanceId"] == m.group("vm")]
+        if route == "vm":
+            if not vm:
+                raise Fail(404, "ResourceNotFound", "The Resource 'Microsoft.Compute/virtualMachineScaleSets/%s/"
+                           "virtualMachines/%s' under resource group '%s' was not found." %
+                           (m.group("ss"), m.group("vm"), rg))
+            return vm_json(sub, rg, ss[0], vm[0])
         if not vm or m.group("nic") != ss[0]["name"]:
             raise Fail(404, "ResourceNotFound", "The Resource was not found.")
         nid = rid(sub, rg, "Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/%s/networkInterfaces/%s"

@@ -35,6 +35,10 @@ fails as it fails:
 - OpenStack: https://docs.openstack.org/nova/latest/user/metadata.html (meta_data.json,
   user_data, the EC2-compatible /1.0/meta-data/local-ipv4; no header demanded).
 
+--set KEY=VALUE sets a field of the instance (INSTANCE below), among them Azure's scale_set and
+vmss_instance (the scale-set VM IMDS's compute.resourceId names) and OpenStack's auth_url
+(user_data's openstack-auth-url: where the test's Keystone listens).
+
 Every request is logged as one JSON line to --log (method, path, headers, body, status) for
 the test to read.
 """
@@ -139,9 +143,10 @@ def azure_imds(h, method, path, query, body):
     if path != "/metadata/instance" or method != "GET":
         raise Reply(404, json.dumps({"error": "Not found"}), j)
     i = INSTANCE
+    ss = i.get("scale_set", "constel-scale-set-worker")
     rid = ("/subscriptions/8d10da13-8125-4ba9-a717-bf7490507b3d/resourceGroups/constel-rg/"
-           "providers/Microsoft.Compute/virtualMachineScaleSets/constel-scale-set-worker/"
-           "virtualMachines/0")
+           "providers/Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/%s" %
+           (ss, i.get("vmss_instance", "0")))
     tags = [("constellation-role", i["role"]), ("constellation-uid", i["uid"]),
             ("constellation-init-secret-hash", i["init_secret_hash"])]
     if i.get("maa_url"):
@@ -154,7 +159,7 @@ def azure_imds(h, method, path, query, body):
             "subscriptionId": "8d10da13-8125-4ba9-a717-bf7490507b3d",
             "tags": ";".join("%s:%s" % t for t in tags),
             "tagsList": [{"name": k, "value": v} for k, v in tags],
-            "vmId": "02aab8a4-74ef-476e-8182-f6d2ba4166a6", "vmScaleSetName": "constel-scale-set-worker",
+            "vmId": "02aab8a4-74ef-476e-8182-f6d2ba4166a6", "vmScaleSetName": ss,
             "vmSize": "Standard_DC4as_v5", "zone": "",
         },
         "network": {"interface": [{
@@ -303,8 +308,10 @@ def openstack(h, method, path, query, body):
             "availability_zone": "nova", "project_id": "0123456789abcdef0123456789abcdef",
             "launch_index": 0, "meta": {"constellation-role": i["role"], "constellation-uid": i["uid"],
                                          "constellation-init-secret-hash": i["init_secret_hash"]}}
-    ud = {"openstack-auth-url": "https://keystone.example:5000/v3", "openstack-username": "u",
+    ud = {"openstack-auth-url": i.get("auth_url", "https://keystone.example:5000/v3"), "openstack-username": "u",
           "openstack-password": "p", "openstack-load-balancer-endpoint": i["lb"]}
+    if i.get("auth_url"):  # a Keystone the test runs (fake_openstack_api.py's user u/Default/p)
+        ud.update({"openstack-user-domain-name": "Default", "openstack-region-name": "RegionOne"})
     values = {"/openstack/2018-08-27/meta_data.json": (json.dumps(meta), "application/json"),
               "/openstack/2018-08-27/user_data": (json.dumps(ud), "application/octet-stream"),
               "/1.0/meta-data/local-ipv4": (i["ip"], "text/plain")}

@@ -346,6 +346,8 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--tls", help="PEM with the certificate and its key: a second listener "
                     "serving https (the Compute API is https only), its port second on stdout")
+    ap.add_argument("--tls-listen", metavar="ADDR:PORT", help="where the https listener binds "
+                    "(default: --addr, a port picked), e.g. the API's own address on 443")
     args = ap.parse_args()
     with open(args.state) as f:
         STATE.update(json.load(f))
@@ -355,7 +357,10 @@ def main():
     ports = [str(srv.server_address[1])]
     if args.tls:
         import ssl
-        tsrv = Server((args.addr, 0), Handler)
+        taddr, tport = args.addr, 0
+        if args.tls_listen:
+            taddr, _, tport = args.tls_listen.rpartition(":")
+        tsrv = Server((taddr, int(tport)), Handler)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.tls)
         tsrv.socket = ctx.wrap_socket(tsrv.socket, server_side=True)

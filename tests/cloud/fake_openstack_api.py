@@ -31,7 +31,7 @@ State (--state FILE, JSON):
    "servers": [{"name", "id", "tags": [], "addresses": {...}}],
    "token_ttl": 3600, "token_uses": N, "deny": ["os_compute_api:servers:detail", ...],
    "throttle": {"servers": 2}, "page_size": 2, "endless": true}
-The port is printed on stdout; every request is one JSON line in --log (no token, no
+With --tls PEM it serves https. The port is printed on stdout; every request is one JSON line in --log (no token, no
 password)."""
 import argparse
 import datetime
@@ -106,7 +106,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 LOG.flush()
 
     def base(self):
-        return "http://" + self.headers.get("Host", "127.0.0.1")
+        scheme = "https" if getattr(self.server, "tls", False) else "http"
+        return scheme + "://" + self.headers.get("Host", "127.0.0.1")
 
     def do_POST(self):
         u = urllib.parse.urlsplit(self.path)
@@ -231,16 +232,25 @@ def main():
     ap.add_argument("--addr", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log")
+    ap.add_argument("--tls", help="PEM with the certificate and its key: serve https (the "
+                    "clouds' Keystone, Nova and Neutron are https)")
     args = ap.parse_args()
     with open(args.state) as f:
         STATE.update(json.load(f))
     if args.log:
         LOG = open(args.log, "a")
     srv = Server((args.addr, args.port), Handler)
+    if args.tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        srv.tls = True
     port = srv.server_address[1]
     # user_data names Keystone at this server
     STATE.setdefault("user_data", {}).update({
-        "openstack-auth-url": "http://%s:%d/identity/v3" % (args.addr, port),
+        "openstack-auth-url": "%s://%s:%d/identity/v3" % ("https" if args.tls else "http",
+                                                          args.addr, port),
         "openstack-username": STATE["user"]["name"],
         "openstack-user-domain-name": STATE["user"]["domain"],
         "openstack-password": STATE["user"].get("user_data_password",

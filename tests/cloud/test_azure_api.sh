@@ -116,7 +116,9 @@ assert j["uid"] == "c0ffee42" and j["initSecretHash"].startswith("$2a$10$"), j
 api = [json.loads(l) for l in open(w + "/ok.api.log")]
 assert api and all(r["status"] == 200 and r["auth"] for r in api), api
 nics = [r for r in api if r["route"] == "nic"]
-assert len(nics) == 4 and all("api-version=2018-10-01" in r["path"] for r in nics), nics
+assert len(nics) == 5 and all("api-version=2018-10-01" in r["path"] for r in nics), nics
+vm = [r for r in api if r["route"] == "vm"]
+assert len(vm) == 1 and vm[0]["path"].endswith("/constel-scale-set-worker/virtualMachines/0?api-version=2023-03-01"), vm
 imds = [json.loads(l) for l in open(w + "/ok.imds.log")]
 tok = [r for r in imds if r["path"].startswith("/metadata/identity/oauth2/token")]
 assert len(tok) == 1, "a token valid for a day is fetched once, not %d times" % len(tok)
@@ -124,6 +126,26 @@ assert all(r["headers"].get("metadata") == "true" for r in tok)
 assert "fake." not in open(w + "/ok.err").read(), "the token in the log"
 PY
 then pass $t; else fail $t "$(tail -3 "$work/ok.err") $(cat "$work/ok.out")"; fi
+
+# ---- Self as Constellation takes it: IMDS's provider ID, the rest from ARM's scale-set VM ----
+# (IMDS names the node otherwise here: its compute.name, role tag and IP must not be used)
+run armself '' 1 -- --set name=imds-name --set ip=10.77.7.7 --set role=control-plane
+t=azure_self_name_role_and_ip_from_the_scale_set_vm_in_arm
+if [ "$(rc armself)" = 0 ] && grep -q '"self":{"name":"constel-worker-0","providerID":"azure:///subscriptions/[^"]*/constel-scale-set-worker/virtualMachines/0","role":"Worker","vpcIP":"10.9.0.2"}' "$work/armself.out" &&
+	grep -q 'azure: constel-worker-0: role worker, IP 10.9.0.2 from ARM' "$work/armself.err"; then
+	pass $t
+else
+	fail $t "rc $(rc armself): $(grep -o '"self":{[^}]*}' "$work/armself.out") $(tail -2 "$work/armself.err")"
+fi
+# ARM denies reading the VM: one line naming the permission, IMDS's self stands in
+run armdeny '{"deny": ["Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read"]}' 1 -- --set name=imds-name
+t=azure_self_falls_back_to_imds_when_arm_denies_the_vm
+if grep -q '"self":{"name":"imds-name"' "$work/armdeny.out" &&
+	grep -q 'get VM 0 of scale set constel-scale-set-worker: the managed identity lacks the permission Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read (AuthorizationFailed)' "$work/armdeny.err"; then
+	pass $t
+else
+	fail $t "rc $(rc armdeny): $(grep -o '"self":{[^}]*}' "$work/armdeny.out") $(tail -2 "$work/armdeny.err")"
+fi
 
 # ---- a chain from another CA is refused ----
 run otherca '' 0 --ca-bundle "$work/other-ca.pem" --

@@ -127,3 +127,28 @@ TEST(azure_nic_public_ip_error_and_provider_id)
 	CHECK(azure_split_provider_id("azure://" P "ss/virtualMachines/0?x=1", sub, sizeof sub, rg,
 				      sizeof rg, ss, sizeof ss, inst, sizeof inst) == -EINVAL);
 }
+
+/* virtualMachineScaleSetVMs.Get (rest/api/compute/virtual-machine-scale-set-vms/get): one VM
+ * object, read as a list item: computerName, role tag, ID, its first NIC's name */
+TEST(azure_one_scale_set_vm_is_read_as_constellations_self)
+{
+	static const char vm[] =
+	    "{\"name\":\"constel-scale-set-worker_0\",\"id\":\"" P
+	    "constel-scale-set-worker/virtualMachines/0\",\"instanceId\":\"0\","
+	    "\"tags\":{\"constellation-role\":\"worker\"},\"properties\":{\"osProfile\":"
+	    "{\"computerName\":\"constel-worker-0\"},\"networkProfile\":{\"networkInterfaces\":"
+	    "[{\"id\":\"" P
+	    "constel-scale-set-worker/virtualMachines/0/networkInterfaces/nic-0\"}]}}}";
+	static const char no_id[] = "{\"name\":\"x\",\"properties\":{}}";
+	static const char list[] = "{\"value\":[]}";
+	struct azure_vm v;
+	char err[160];
+
+	CHECK(azure_parse_vm(vm, strlen(vm), &v, err, sizeof err) == 0);
+	CHECK(!strcmp(v.name, "constel-worker-0") && !strcmp(v.role, "worker"));
+	CHECK(!strcmp(v.instance_id, "0") && !strcmp(v.nic, "nic-0"));
+	CHECK(!strcmp(v.id, P "constel-scale-set-worker/virtualMachines/0"));
+	CHECK(azure_parse_vm(no_id, strlen(no_id), &v, err, sizeof err) == -EINVAL);
+	CHECK(azure_parse_vm(list, strlen(list), &v, err, sizeof err) == -EINVAL);
+	CHECK(azure_parse_vm("[1]", 3, &v, err, sizeof err) == -EINVAL);
+}

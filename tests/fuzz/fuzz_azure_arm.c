@@ -1,5 +1,5 @@
 /* libFuzzer target: the readers of ARM's and IMDS's answers (agent/cloud/azure_arm.c): the
- * managed identity's token, the list pages of scale sets, VMs and load balancers, a network
+ * managed identity's token, the list pages of scale sets, VMs and load balancers, one VM, a network
  * interface, a public IP address, ARM's error body, a provider ID.
  * The first byte picks the reader. Whatever is read must be NUL-terminated within its field
  * and the counts within their bounds. */
@@ -52,6 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    strlen(vms[i].nic) >= sizeof vms[i].nic)
 					abort();
 		}
+		/* the same bytes as one VM (virtualMachineScaleSetVMs.Get) */
+		if (azure_parse_vm(x, len, &vms[0], err, sizeof err) == 0 &&
+		    (!vms[0].instance_id[0] || !vms[0].nic[0] || !vms[0].name[0]))
+			abort();
 		break;
 	case 3:
 		if (azure_parse_list(x, len, AZURE_LIST_LBS, "c0ffee42", lbs, 2, &n, next,

@@ -5,13 +5,16 @@
 # through the join service at the load balancer's address, then rebooted and rejoined. One
 # cluster per cloud, three boots each (CLUSTER_CSPS="openstack azure" runs only those).
 #
-# Each cloud is its own case with its own overrides (cloud_overrides in
-# qemu-tests/cloud-cluster.sh): what the node-local endpoint does not
-# serve and issue 27's control-plane API clients will (the load balancer on Azure, GCP and
-# AWS; the role on GCP and AWS; the init-secret hash on AWS). Drop a cloud's overrides when its
-# API client lands: its case must then pass with the endpoint the platform layer gives.
-# On OpenStack nothing is overridden: the load balancer comes from user_data, the role, UID
-# and init-secret hash from meta_data.json. The state disk: GCP's a virtio-scsi disk shaped as
+# Each cloud is its own case. What the node-local endpoint does not serve (the load balancer
+# on Azure, GCP and AWS; the role on GCP and AWS; the init-secret hash on AWS) the node finds
+# through the cloud's control-plane API, faked in the namespace at 10.42.0.200:443 over https
+# (tests/cloud/fake_gce_api.py, fake_azure_api.py, fake_aws_api.py; cloud_api_up in
+# qemu-tests/cloud-cluster.sh) with the run's test CA as the initrd's CA bundle: no
+# constel.role=, constel.join= or constel.init-secret-hash= on any command line, and each
+# node's console names what it took from the API. AWS's load balancer is ELBv2's DNS name,
+# resolved by the namespace's DNS server the lease names.
+# On OpenStack the load balancer comes from user_data, the role, UID and init-secret hash
+# from meta_data.json. The state disk: GCP's a virtio-scsi disk shaped as
 # GCE attaches it (found by its device name state-disk), OpenStack's the virtio /dev/vdb (its
 # naming), the others' /dev/vdb named by constel.state-disk=; attestation qemu-vtpm.
 set -u
@@ -38,8 +41,55 @@ done
 says() { grep -aq "$2" "$logs/$1.log" 2>/dev/null; }
 name_of() { if [ "$1" = aws ]; then cloud_aws_id "$2"; else echo "$2"; fi; }
 
+# api_says CSP CP-NAME WORKER-NAME LB: each node's console names the role (and UID) it took
+# from the cloud's API, the worker the load balancer, and the API's fake answered (no call
+# refused: every one authenticated, signed, at a version it serves); api_why says what not.
+api_says() {
+	local csp=$1 cp=$2 w=$3 lb=$4 log
+	api_why=
+	case $csp in
+	openstack) # role, UID, hash and load balancer are node-local there; the peers Nova's
+		says openstack-worker "openstack: 2 servers of cluster c0ffee42 from Nova" &&
+			says openstack-worker "join: IssueJoinTicket at $lb:30090" ||
+			api_why="no peers from Nova"
+		log=$logs/api.log
+		;;
+	gcp)
+		says gcp-cp "gcp: $cp: role controlplane, UID c0ffee42 from the Compute API (instances.get)" &&
+			says gcp-worker "gcp: $w: role worker, UID c0ffee42 from the Compute API (instances.get)" &&
+			says gcp-worker "gcp: load balancer $lb (port 6443) from the Compute API's forwarding rule" ||
+			api_why="no role/load balancer from Compute"
+		log=$logs/gcp-worker.fake
+		;;
+	azure)
+		says azure-cp "azure: $cp: role controlplane, IP $(node_field control-plane-0 2) from ARM" &&
+			says azure-worker "azure: $w: role worker, IP $(node_field worker-0 2) from ARM" &&
+			says azure-worker "azure: load balancer $lb from ARM" ||
+			api_why="no self/load balancer from ARM"
+		log=$logs/api.log
+		;;
+	aws)
+		says aws-cp "aws: $cp: role controlplane, UID c0ffee42 from EC2 (DescribeInstances)" &&
+			says aws-worker "aws: $w: role worker, UID c0ffee42 from EC2 (DescribeInstances)" &&
+			says aws-worker "aws: load balancer $lb from ELBv2 (DescribeLoadBalancers)" &&
+			grep -q "$lb" "$logs/dns.log" ||
+			api_why="no role/load balancer from EC2 and ELBv2, or no DNS query for $lb"
+		log=$logs/api.log
+		;;
+	esac
+	[ -z "$api_why" ] || { api_why="$api_why: $(grep -ah "constel-agent: .*\($csp\|node\): " "$logs/$csp-cp.log" "$logs/$csp-worker.log" | tail -3 | cut -c1-200 | tr '\n' ' ')"; return 1; }
+	python3 - "$log" <<-'PY' 2>"$work/api-check.err" || { api_why="the API's log: $(tail -1 "$work/api-check.err")"; return 1; }
+		import json, sys
+		recs = [json.loads(l) for l in open(sys.argv[1])]
+		api = [r for r in recs if r.get("method") != "metadata"]
+		assert api, "no call reached the API"
+		bad = [r for r in api if r.get("status") not in (200, 201)]
+		assert not bad, "refused: %s" % bad[:2]
+	PY
+}
+
 one_cloud() {
-	local csp=$1 t cid cp_ip w_ip cpn wn want_ep fails=0 reports
+	local csp=$1 t cid cp_ip w_ip cpn wn want_ep lb fails=0 reports
 	work=$base/$csp
 	logs=$logs_base/cluster-cloud-$csp
 	rm -rf "$logs"
@@ -65,28 +115,31 @@ one_cloud() {
 	t=cluster_cloud_${csp}_control_plane_identity_from_the_clouds_endpoint
 	says "$csp-cp" "starting as PID 1 (csp $csp," && says "$csp-cp" "node: $cpn, control plane, $cp_ip" && pass $t ||
 		fail $t "$(grep -a 'constel-agent: .*node: ' "$logs/$csp-cp.log" | tail -1 | cut -c1-160)"
-	# kubeadm's controlPlaneEndpoint: the load balancer where the platform layer gives it
-	# (OpenStack's user_data), else the node's own address
+	# kubeadm's controlPlaneEndpoint: the load balancer the platform layer gives (OpenStack's
+	# user_data, the others' API; AWS's a DNS name)
 	t=cluster_cloud_${csp}_kubeadm_init_endpoint
-	want_ep=$cp_ip:6443
-	[ "$csp" = openstack ] && want_ep=$CLOUD_LB:6443
+	lb=$CLOUD_LB
+	[ "$csp" = aws ] && lb=$CLOUD_AWS_LB_NAME
+	want_ep=$lb:6443
 	[ "$(node_data "$csp-cp" init_controlPlaneEndpoint)" = "$want_ep" ] && pass "$t ($want_ep)" ||
 		fail $t "got '$(node_data "$csp-cp" init_controlPlaneEndpoint)', want $want_ep"
 
 	t=cluster_cloud_${csp}_worker_joins_at_the_load_balancer
 	[ "$w_rc" = 0 ] && says "$csp-worker" "node: $wn, worker, $w_ip" &&
-		says "$csp-worker" "join: IssueJoinTicket at $CLOUD_LB:30090 for $wn" &&
+		says "$csp-worker" "join: IssueJoinTicket at $lb:30090 for $wn" &&
 		grep -aq "ticket issued for $wn" "$logs/joinservice.log" &&
-		[ "$(node_data "$csp-worker" join_endpoint)" = "$CLOUD_LB:6443" ] && pass $t ||
+		[ "$(node_data "$csp-worker" join_endpoint)" = "$lb:6443" ] && pass $t ||
 		fail $t "boot $w_rc: $(tail_log "$csp-worker") $(tail -1 "$work/cluster.err")"
-	if [ "$csp" = openstack ]; then
-		t=cluster_cloud_${csp}_join_endpoint_from_the_platform_layer_not_the_command_line
-		grep -q 'constel\.csp=openstack' "$logs/$csp-worker.cmdline" && ! grep -q 'constel\.join=' "$logs/$csp-worker.cmdline" &&
-			says "$csp-worker" "IssueJoinTicket at $CLOUD_LB:30090" &&
-			pass $t || fail $t "constel.join= on the command line ($(cat "$logs/$csp-worker.cmdline" 2>/dev/null)), or no join at $CLOUD_LB:30090"
-	fi
+	t=cluster_cloud_${csp}_role_join_endpoint_and_hash_from_the_cloud_not_the_command_line
+	grep -q "constel\.csp=$csp" "$logs/$csp-worker.cmdline" &&
+		! grep -Eq 'constel\.(join|role|init-secret-hash)=' "$logs/$csp-cp.cmdline" "$logs/$csp-worker.cmdline" \
+			"$logs/$csp-worker-reboot.cmdline" &&
+		says "$csp-worker" "IssueJoinTicket at $lb:30090" &&
+		pass $t || fail $t "an override on the command line ($(cat "$logs/$csp-worker.cmdline" 2>/dev/null)), or no join at $lb:30090"
+	t=cluster_cloud_${csp}_nodes_say_what_they_took_from_the_clouds_api
+	if api_says "$csp" "$cpn" "$wn" "$lb"; then pass $t; else fail $t "$api_why"; fi
 	t=cluster_cloud_${csp}_worker_rejoins_after_a_reboot_its_data_intact
-	[ "$wr_rc" = 0 ] && says "$csp-worker-reboot" "rejoin: IssueRejoinTicket at $CLOUD_LB:30090" &&
+	[ "$wr_rc" = 0 ] && says "$csp-worker-reboot" "rejoin: IssueRejoinTicket at $lb:30090" &&
 		[ -n "$(node_data "$csp-worker" marker_new)" ] &&
 		[ "$(node_data "$csp-worker-reboot" marker_found)" = "$(node_data "$csp-worker" marker_new)" ] && pass $t ||
 		fail $t "boot $wr_rc: $(tail_log "$csp-worker-reboot") $(tail -1 "$work/cluster.err")"
