@@ -13,7 +13,16 @@
 # On OpenStack nothing is overridden: the load balancer comes from user_data, the role, UID
 # and init-secret hash from meta_data.json. The state disk: GCP's a virtio-scsi disk shaped as
 # GCE attaches it (found by its device name state-disk), OpenStack's the virtio /dev/vdb (its
-# naming), the others' /dev/vdb named by constel.state-disk=; attestation qemu-vtpm.
+# naming), the others' /dev/vdb named by constel.state-disk=.
+#
+# Attestation: the Azure cluster attests with azure-sev-snp (CLUSTER_AZURE_VARIANT=qemu-vtpm
+# for the old one): each node's vTPM provisioned before QEMU starts as Azure's HCL provisions
+# it (the HCL AK at 0x81000003, an HCL report signed by a test AMD chain in NV 0x01400001),
+# THIM served by the fake IMDS, constel-init and the join service run with --attestation
+# azure-sev-snp and the test AMD root (qemu-tests/cloud-cluster.sh's CLOUD_VARIANT); then
+# worker-0 boots once more with one byte of its SNP report flipped and the join service
+# refuses it with one line naming the report's signature, the node getting no key. The others
+# attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -36,6 +45,55 @@ for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" 
 done
 
 says() { grep -aq "$2" "$logs/$1.log" 2>/dev/null; }
+
+# The Azure cluster's azure-sev-snp checks (the cluster ran with it), then worker-0 tampered.
+azure_sev_snp() {
+	local t b n rc before lines js
+	t=cluster_cloud_azure_every_node_attested_with_azure_sev_snp_and_the_hcl_ak
+	n=0
+	for b in azure-cp azure-worker azure-worker-reboot; do
+		grep -q 'constel.attestation-variant=azure-sev-snp' "$logs/$b.cmdline" &&
+			says "$b" 'starting as PID 1 (csp azure, attestation azure-sev-snp)' &&
+			grep -q '/metadata/THIM/amd/certification' "$logs/$b.fake" && n=$((n + 1))
+	done
+	[ $n = 3 ] && pass $t || fail $t "$n of 3 boots with azure-sev-snp and THIM fetched ($(grep -a 'constel-agent: .*\(error\|starting as\)' "$logs/azure-worker.log" | head -2 | cut -c1-160 | tr '\n' ' '))"
+	# configfs for configfs-tsm, mounted by PID 1 of an SNP variant before it attests
+	t=cluster_cloud_azure_sev_snp_pid1_mounts_configfs
+	says azure-cp 'mounts: configfs on /sys/kernel/config' && says azure-worker-reboot 'mounts: configfs on /sys/kernel/config' &&
+		pass $t || fail $t "$(grep -a 'configfs' "$logs/azure-cp.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
+	# worker-0 again, one byte of the measurement in its HCL report's SNP report flipped (signed
+	# bytes: the VCEK's signature breaks); the join service refuses its rejoin round (the first:
+	# the next comes 30 s later and would be refused the same way)
+	t=cluster_cloud_azure_sev_snp_tampered_report_refused_by_the_join_service_naming_the_signature
+	before=$(ident "$work/worker-0.raw")
+	js=$(wc -l <"$logs/joinservice.log")
+	CLOUD_TAMPER=0xb0 cloud_boot "$ns" azure worker-0 azure-worker-tampered 300 ${CLOUD_WORKER_ARGS:-} || {
+		fail $t "the tampered boot did not start"
+		return
+	}
+	node_wait azure-worker-tampered 'rejoin: round 1 failed' 300 "$vm_pid"
+	rc=$?
+	pkill -P "$vm_pid" 2>/dev/null
+	cloud_boot_end
+	lines=$(tail -n +$((js + 1)) "$logs/joinservice.log" | grep -ac "snp: signature: the report's ECDSA P-384 signature does not")
+	n=$(grep -ac 'rejoin: round [0-9]* failed' "$logs/azure-worker-tampered.log")
+	[ $rc = 0 ] && [ "$lines" -ge 1 ] && [ "$n" -ge 1 ] && pass "$t ($lines refusals)" ||
+		fail $t "wait $rc, $lines refusals in the join service's log, $n failed rounds: $(tail -1 "$logs/joinservice.log" | cut -c1-200) $(tail_log azure-worker-tampered)"
+	t=cluster_cloud_azure_sev_snp_tampered_worker_gets_no_key_and_its_disk_is_untouched
+	[ "$(ident "$work/worker-0.raw")" = "$before" ] && ! grep -aq '@@STANDIN' "$logs/azure-worker-tampered.log" &&
+		! says azure-worker-tampered 'rejoin: .*ticket' && pass $t || fail $t "disk changed or kubelet ran: $(tail_log azure-worker-tampered)"
+}
+
+# No secret of the run (workspace, disk keys, tokens, the CA key) in a serial log of CSP's boots.
+no_secrets() {
+	local logs_to_scan=() log
+	python3 tests/secrets.py --workspace "$work/ws" --scan "$work" --raw "$token" --raw "${token#*.}" \
+		--raw "$banner_token" --raw "${banner_token#*.}" --pem "$work/ca.key" >"$work/secrets"
+	for log in "$logs/$1"-*.log; do
+		case $(basename "$log" .log) in *-swtpm) ;; *) logs_to_scan+=("$log") ;; esac
+	done
+	node_no_secrets "cluster_cloud_$1_no_secret_in_the_serial_log_of" 20 "${logs_to_scan[@]}"
+}
 name_of() { if [ "$1" = aws ]; then cloud_aws_id "$2"; else echo "$2"; fi; }
 
 one_cloud() {
@@ -54,6 +112,8 @@ one_cloud() {
 		return
 	fi
 	cloud_overrides "$csp"
+	CLOUD_VARIANT=qemu-vtpm
+	[ "$csp" = azure ] && CLOUD_VARIANT=${CLUSTER_AZURE_VARIANT:-azure-sev-snp}
 	cloud_cluster "$ns" "$csp" 2>"$work/cluster.err"
 	cp_ip=$(node_field control-plane-0 2) w_ip=$(node_field worker-0 2)
 	cpn=$(name_of "$csp" control-plane-0) wn=$(name_of "$csp" worker-0)
@@ -99,6 +159,7 @@ one_cloud() {
 				grep -q '"state": "Ready"' "$logs/$b.fake" && reports=$((reports + 1))
 		done
 		[ $reports = 3 ] && pass $t || fail $t "$reports of 3 boots reported Ready"
+		[ "$CLOUD_VARIANT" = azure-sev-snp ] && azure_sev_snp
 		;;
 	aws)
 		t=cluster_cloud_aws_lease_mtu_9001
@@ -115,6 +176,7 @@ one_cloud() {
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/gcp-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
 		;;
 	esac
+	no_secrets "$csp"
 	cloud_kill_jobs
 	netns_down "$ns"
 	ns=
