@@ -156,6 +156,7 @@ cloud_cluster() {
 	local ns=$1 csp=$2 s=${CLOUD_BOOT_S:-600}
 	local say=${CLOUD_SAY:-:}
 	cp_rc=124 cli_rc=124 w_rc=124 wr_rc=124
+	cloud_variant_up "$ns" || return 1
 	$say "== control-plane-0 ($csp): first boot; constel-init initialises it through the namespace"
 	cloud_boot "$ns" "$csp" control-plane-0 "$csp-cp" "$s" ${CLOUD_CP_ARGS:-} || return 1
 	if node_wait "$csp-cp" 'init server listening' "$s" "$vm_pid"; then
@@ -195,7 +196,12 @@ cloud_cluster() {
 #     SNP report the test chain of tests/attest/azure_snp_test.py signs (one chain per cluster,
 #     a report per node: REPORT_DATA is the SHA-256 of runtime data naming that node's AK;
 #     trimmed to swtpm's 2048-byte NV limit), THIM's VCEK and chain from the fake IMDS.
+#   aws-nitro-tpm: nothing to provision (NitroTPM's AK is the agent's own, at 0x81008F01, as on
+#     qemu-vtpm; the identity document comes from the fake IMDSv2); the validators' EC2
+#     DescribeImages (TpmSupport of the document's AMI) goes to tests/cloud/fake_aws_api.py in
+#     the namespace, SigV4-checked, with the validator's own credentials in the environment.
 #
+#   cloud_variant_up NS            what the validators ask, in NS (aws-nitro-tpm: the EC2 fake)
 #   cloud_variant_m                the measurements file the tools take (the variant's config)
 #   cloud_variant_args             constel-init's and the join service's other options (words)
 #   cloud_variant_fake_args        the fake's extra --set options
@@ -220,14 +226,47 @@ cloud_variant_m() {
 			           "amdRootKey": ""}, open(sys.argv[1], "w"))
 		PY
 		echo "$d/config.json" ;;
+	aws-nitro-tpm) # its enforced PCRs, every one zero as above
+		mkdir -p "$d"
+		python3 -c 'import json, sys; json.dump({str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}, open(sys.argv[1], "w"))' "$d/m.json"
+		echo "$d/m.json" ;;
 	*) echo "$work/m.json" ;;
 	esac
+}
+
+# The EC2 fake the aws-nitro-tpm validators ask (cloud_aws_api), at 127.0.0.1 in NS: the AMI
+# of fake_cloud.py's identity document with TpmSupport v2.0, the validator's credentials
+# (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY exported for the tools)
+cloud_variant_up() {
+	local d port
+	d=$(cloud_variant_dir)
+	case $(cloud_variant) in
+	aws-nitro-tpm) ;;
+	*) return 0 ;;
+	esac
+	mkdir -p "$d"
+	AWS_ACCESS_KEY_ID=AKIACONSTELVALIDATOR
+	AWS_SECRET_ACCESS_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(30))')
+	export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+	printf '{"region": "eu-central-1", "credentials": [{"AccessKeyId": "%s", "SecretAccessKey": "%s"}], "images": [{"ImageId": "ami-0123456789abcdeff", "TpmSupport": "v2.0"}]}\n' \
+		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$d/ec2.json"
+	rm -f "$d/ec2.port"
+	netns_exec "$1" python3 tests/cloud/fake_aws_api.py --state "$d/ec2.json" --log "$logs/validator-ec2.log" \
+		>"$d/ec2.port" 2>"$logs/validator-ec2.err" &
+	for _ in $(seq 100); do
+		port=$(head -1 "$d/ec2.port" 2>/dev/null)
+		[ -n "$port" ] && { cloud_aws_api=http://127.0.0.1:$port; return 0; }
+		sleep 0.1
+	done
+	echo "the validators' EC2 fake did not start: $(tail -1 "$logs/validator-ec2.err")" >&2
+	return 1
 }
 
 cloud_variant_args() {
 	case $(cloud_variant) in
 	qemu-vtpm) echo "" ;;
 	azure-sev-snp) echo "--attestation azure-sev-snp --amd-root $(cloud_variant_dir)/ark.pem" ;;
+	aws-nitro-tpm) echo "--attestation aws-nitro-tpm --api $cloud_aws_api" ;;
 	*) echo "--attestation $(cloud_variant)" ;;
 	esac
 }

@@ -21,7 +21,9 @@
 # THIM served by the fake IMDS, constel-init and the join service run with --attestation
 # azure-sev-snp and the test AMD root (qemu-tests/cloud-cluster.sh's CLOUD_VARIANT); then
 # worker-0 boots once more with one byte of its SNP report flipped and the join service
-# refuses it with one line naming the report's signature, the node getting no key. The others
+# refuses it with one line naming the report's signature, the node getting no key. The AWS
+# cluster attests with aws-nitro-tpm (CLUSTER_AWS_VARIANT=qemu-vtpm for the old one): the
+# validators ask EC2 DescribeImages of a SigV4-checking fake in the namespace. The others
 # attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -84,11 +86,29 @@ azure_sev_snp() {
 		! says azure-worker-tampered 'rejoin: .*ticket' && pass $t || fail $t "disk changed or kubelet ran: $(tail_log azure-worker-tampered)"
 }
 
-# No secret of the run (workspace, disk keys, tokens, the CA key) in a serial log of CSP's boots.
+# The AWS cluster's aws-nitro-tpm checks: every boot with it, and constel-init and the join
+# service each asked EC2's DescribeImages (SigV4 verified by the fake) for the AMI's TpmSupport
+# once per validated boot (cp; worker, worker-reboot).
+aws_nitro_tpm() {
+	local t b n calls
+	t=cluster_cloud_aws_every_node_attested_with_aws_nitro_tpm_checked_by_describe_images
+	n=0
+	for b in aws-cp aws-worker aws-worker-reboot; do
+		grep -q 'constel.attestation-variant=aws-nitro-tpm' "$logs/$b.cmdline" &&
+			says "$b" 'starting as PID 1 (csp aws, attestation aws-nitro-tpm)' && n=$((n + 1))
+	done
+	calls=$(grep -c '"verified": true.*"action": "DescribeImages".*"status": 200' "$logs/validator-ec2.log" 2>/dev/null)
+	[ $n = 3 ] && [ "${calls:-0}" -ge 3 ] && pass "$t ($calls calls)" ||
+		fail $t "$n of 3 boots with aws-nitro-tpm, ${calls:-0} verified DescribeImages: $(tail -1 "$logs/validator-ec2.log" 2>/dev/null)"
+}
+
+# No secret of the run (workspace, disk keys, tokens, the CA key, the validator's AWS key) in a
+# serial log of CSP's boots.
 no_secrets() {
 	local logs_to_scan=() log
 	python3 tests/secrets.py --workspace "$work/ws" --scan "$work" --raw "$token" --raw "${token#*.}" \
-		--raw "$banner_token" --raw "${banner_token#*.}" --pem "$work/ca.key" >"$work/secrets"
+		--raw "$banner_token" --raw "${banner_token#*.}" --pem "$work/ca.key" \
+		${AWS_SECRET_ACCESS_KEY:+--raw "$AWS_SECRET_ACCESS_KEY"} >"$work/secrets"
 	for log in "$logs/$1"-*.log; do
 		case $(basename "$log" .log) in *-swtpm) ;; *) logs_to_scan+=("$log") ;; esac
 	done
@@ -114,6 +134,7 @@ one_cloud() {
 	cloud_overrides "$csp"
 	CLOUD_VARIANT=qemu-vtpm
 	[ "$csp" = azure ] && CLOUD_VARIANT=${CLUSTER_AZURE_VARIANT:-azure-sev-snp}
+	[ "$csp" = aws ] && CLOUD_VARIANT=${CLUSTER_AWS_VARIANT:-aws-nitro-tpm}
 	cloud_cluster "$ns" "$csp" 2>"$work/cluster.err"
 	cp_ip=$(node_field control-plane-0 2) w_ip=$(node_field worker-0 2)
 	cpn=$(name_of "$csp" control-plane-0) wn=$(name_of "$csp" worker-0)
@@ -165,6 +186,7 @@ one_cloud() {
 		t=cluster_cloud_aws_lease_mtu_9001
 		says aws-worker "net: eth0 $w_ip/16 router $NETNS_HOST mtu 9001 (DHCP" && pass $t ||
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/aws-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
+		[ "$CLOUD_VARIANT" = aws-nitro-tpm ] && aws_nitro_tpm
 		;;
 	gcp)
 		t=cluster_cloud_gcp_state_disk_found_by_its_device_name_on_virtio_scsi
