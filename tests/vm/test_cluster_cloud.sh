@@ -42,8 +42,8 @@ if [ "$(id -u)" != 0 ]; then
 	echo "# not root: cluster boots as a cloud skipped (network namespaces)"
 	exit 0
 fi
-for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" "$initrd"; do
-	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools initrd $BUILD/vm/standin)"; exit 0; }
+for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" "$initrd" "$BUILD/test/tools/vtpm-provision"; do
+	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools test-build initrd $BUILD/vm/standin)"; exit 0; }
 done
 
 says() { grep -aq "$2" "$logs/$1.log" 2>/dev/null; }
