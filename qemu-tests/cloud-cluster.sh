@@ -201,7 +201,9 @@ cloud_cluster() {
 #     DescribeImages (TpmSupport of the document's AMI) goes to tests/cloud/fake_aws_api.py in
 #     the namespace, SigV4-checked, with the validator's own credentials in the environment.
 #
-#   cloud_variant_up NS            what the validators ask, in NS (aws-nitro-tpm: the EC2 fake)
+#   cloud_variant_up NS [PORT]     what the validators ask, in NS (aws-nitro-tpm: the EC2 fake,
+#                                  on PORT when given; CLOUD_AWS_TPM= set and empty: the AMI
+#                                  without TpmSupport)
 #   cloud_variant_m                the measurements file the tools take (the variant's config)
 #   cloud_variant_args             constel-init's and the join service's other options (words)
 #   cloud_variant_fake_args        the fake's extra --set options
@@ -236,9 +238,9 @@ cloud_variant_m() {
 
 # The EC2 fake the aws-nitro-tpm validators ask (cloud_aws_api), at 127.0.0.1 in NS: the AMI
 # of fake_cloud.py's identity document with TpmSupport v2.0, the validator's credentials
-# (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY exported for the tools)
+# (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY exported for the tools); its pid in cloud_aws_pid
 cloud_variant_up() {
-	local d port
+	local d port img
 	d=$(cloud_variant_dir)
 	case $(cloud_variant) in
 	aws-nitro-tpm) ;;
@@ -246,13 +248,18 @@ cloud_variant_up() {
 	esac
 	mkdir -p "$d"
 	AWS_ACCESS_KEY_ID=AKIACONSTELVALIDATOR
-	AWS_SECRET_ACCESS_KEY=$(python3 -c 'import secrets; print(secrets.token_urlsafe(30))')
+	# one made for the cluster (never the caller's own: it goes into the fake's state file)
+	[ -n "${cloud_aws_secret:-}" ] || cloud_aws_secret=$(python3 -c 'import secrets; print(secrets.token_urlsafe(30))')
+	AWS_SECRET_ACCESS_KEY=$cloud_aws_secret
 	export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
-	printf '{"region": "eu-central-1", "credentials": [{"AccessKeyId": "%s", "SecretAccessKey": "%s"}], "images": [{"ImageId": "ami-0123456789abcdeff", "TpmSupport": "v2.0"}]}\n' \
-		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$d/ec2.json"
+	img='{"ImageId": "ami-0123456789abcdeff", "TpmSupport": "v2.0"}'
+	[ -n "${CLOUD_AWS_TPM-v2.0}" ] || img='{"ImageId": "ami-0123456789abcdeff"}'
+	printf '{"region": "eu-central-1", "credentials": [{"AccessKeyId": "%s", "SecretAccessKey": "%s"}], "images": [%s]}\n' \
+		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$img" >"$d/ec2.json"
 	rm -f "$d/ec2.port"
 	netns_exec "$1" python3 tests/cloud/fake_aws_api.py --state "$d/ec2.json" --log "$logs/validator-ec2.log" \
-		>"$d/ec2.port" 2>"$logs/validator-ec2.err" &
+		--port "${2:-0}" >"$d/ec2.port" 2>>"$logs/validator-ec2.err" &
+	cloud_aws_pid=$!
 	for _ in $(seq 100); do
 		port=$(head -1 "$d/ec2.port" 2>/dev/null)
 		[ -n "$port" ] && { cloud_aws_api=http://127.0.0.1:$port; return 0; }

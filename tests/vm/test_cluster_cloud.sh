@@ -23,8 +23,9 @@
 # worker-0 boots once more with one byte of its SNP report flipped and the join service
 # refuses it with one line naming the report's signature, the node getting no key. The AWS
 # cluster attests with aws-nitro-tpm (CLUSTER_AWS_VARIANT=qemu-vtpm for the old one): the
-# validators ask EC2 DescribeImages of a SigV4-checking fake in the namespace. The others
-# attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
+# validators ask EC2 DescribeImages of a SigV4-checking fake in the namespace; then worker-0
+# boots once more while that AMI has no TpmSupport and the join service refuses it with one
+# line naming the check. The others attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -100,6 +101,34 @@ aws_nitro_tpm() {
 	calls=$(grep -c '"verified": true.*"action": "DescribeImages".*"status": 200' "$logs/validator-ec2.log" 2>/dev/null)
 	[ $n = 3 ] && [ "${calls:-0}" -ge 3 ] && pass "$t ($calls calls)" ||
 		fail $t "$n of 3 boots with aws-nitro-tpm, ${calls:-0} verified DescribeImages: $(tail -1 "$logs/validator-ec2.log" 2>/dev/null)"
+	# the AMI without TpmSupport (the EC2 fake restarted on its port): worker-0's rejoin refused
+	# by the join service with one line naming the check, no key
+	t=cluster_cloud_aws_nitro_tpm_ami_without_tpm_support_refused_by_the_join_service
+	local before js rc lines port
+	before=$(ident "$work/worker-0.raw")
+	js=$(wc -l <"$logs/joinservice.log")
+	port=${cloud_aws_api##*:}
+	# ip netns exec may run the fake as its child: both go, and the port is waited for
+	pkill -P "$cloud_aws_pid" 2>/dev/null
+	kill "$cloud_aws_pid" 2>/dev/null
+	wait "$cloud_aws_pid" 2>/dev/null
+	for _ in 1 2 3 4 5; do
+		ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . || break
+		sleep 1
+	done
+	CLOUD_AWS_TPM= cloud_variant_up "$ns" "$port" 2>>"$work/cluster.err" &&
+		cloud_boot "$ns" aws worker-0 aws-worker-no-tpm 300 ${CLOUD_WORKER_ARGS:-} || {
+		fail $t "the EC2 fake or the boot did not start: $(tail -1 "$work/cluster.err")"
+		return
+	}
+	node_wait aws-worker-no-tpm 'rejoin: round 1 failed' 300 "$vm_pid"
+	rc=$?
+	pkill -P "$vm_pid" 2>/dev/null
+	cloud_boot_end
+	lines=$(tail -n +$((js + 1)) "$logs/joinservice.log" | grep -ac "aws image ami-0123456789abcdeff does not support TPM v2.0")
+	[ $rc = 0 ] && [ "$lines" -ge 1 ] && [ "$(ident "$work/worker-0.raw")" = "$before" ] &&
+		! grep -aq '@@STANDIN' "$logs/aws-worker-no-tpm.log" && pass "$t ($lines refusals)" ||
+		fail $t "wait $rc, $lines refusals: $(tail -1 "$logs/joinservice.log" | cut -c1-200) $(tail_log aws-worker-no-tpm)"
 }
 
 # No secret of the run (workspace, disk keys, tokens, the CA key, the validator's AWS key) in a
