@@ -202,7 +202,16 @@ $(BUILD)/test/constel-agent: $(patsubst %.c,$(BUILD)/test/%.o,$(AGENT_SRCS)) \
 		$(BUILD)/test/libconstel.a
 	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
 
-test-build: $(TEST_BINS) $(BUILD)/test/constel-agent $(BUILD)/bench/attest_bench
+# A host tool of the QEMU boots: a node's swtpm state provisioned as a cloud's vTPM before the
+# guest runs (tests/attest/vtpm_provision.h's logic; qemu-tests/cloud-cluster.sh). Not under
+# test/bin: tests/run.sh runs every program there as a unit test.
+$(BUILD)/test/tools/vtpm-provision: $(BUILD)/test/tests/attest/vtpm_provision_tool.o \
+		$(BUILD)/test/libconstel.a
+	@mkdir -p $(dir $@)
+	$(TEST_CC) $(SAN) -o $@ $^ $(TEST_LIBS)
+
+test-build: $(TEST_BINS) $(BUILD)/test/constel-agent $(BUILD)/bench/attest_bench \
+		$(BUILD)/test/tools/vtpm-provision
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest_audit $(BUILD)/vm/guest_state_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \

@@ -28,8 +28,10 @@
 #   cloud_up NS CSP            the namespace, the cloud's lease, its addresses, the servers
 #   cloud_fake NS CSP NAME BOOT   the cloud's fake for node NAME (one per boot), fake_pid
 #   cloud_boot NS CSP NAME BOOT SECONDS [words]   node_vm in NS with constel.csp=CSP, in the
-#                              background (vm_pid), the fake started first; the command
-#                              line in $logs/BOOT.cmdline
+#                              background (vm_pid), the fake started first (the vTPM
+#                              provisioned before it for CLOUD_VARIANT, below; CLOUD_TAMPER=BYTE:
+#                              that byte of the HCL report flipped); the command line in
+#                              $logs/BOOT.cmdline
 #   cloud_boot_end             waits for the boot (its status), stops its fake
 #   cloud_init NS OUT          constel-init apply against control-plane-0's init server
 #   cloud_cluster NS CSP       the three boots; statuses in cp_rc, cli_rc, w_rc, wr_rc
@@ -116,6 +118,7 @@ cloud_fake() {
 	[ "$csp" = azure ] && set -- "$@" --set scale_set="$(cloud_azure_scale_set "$role")" --set vmss_instance=0
 	# OpenStack: user_data names Keystone at the API's address
 	[ "$csp" = openstack ] && set -- "$@" --set auth_url="https://$CLOUD_API/identity/v3"
+	set -- "$@" $(cloud_variant_fake_args)
 	rm -f "$work/$boot.ready"
 	if [ "$csp" = gcp ]; then
 		# the metadata server and the Compute API in one fake: the token the one issues the
@@ -279,9 +282,10 @@ cloud_api_initrd() {
 cloud_boot() {
 	local ns=$1 csp=$2 name=$3 boot=$4 secs=$5
 	shift 5
+	cloud_variant_tpm "$name" ${CLOUD_TAMPER:-} || return 1
 	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
 	# the kernel's command line (quiet: the kernel does not print it), for the record
-	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=qemu-vtpm constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
+	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=$(cloud_variant) constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
 	NODE_NETNS=$ns NODE_STATE_SCSI=$(cloud_state_scsi "$csp") node_vm "$name" "$boot" "$secs" \
 		--initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
 	vm_pid=$!
@@ -298,8 +302,8 @@ cloud_boot_end() {
 
 cloud_init() {
 	netns_exec "$1" "$tools/constel-init" --workspace "$work/ws" apply \
-		--endpoint "$(node_field control-plane-0 2):9000" --measurements "$work/m.json" \
-		--components "$work/components.json" --timeout 300 >"$2" 2>&1
+		--endpoint "$(node_field control-plane-0 2):9000" --measurements "$(cloud_variant_m)" \
+		$(cloud_variant_args) --components "$work/components.json" --timeout 300 >"$2" 2>&1
 }
 
 cloud_kill_jobs() {
@@ -316,6 +320,7 @@ cloud_cluster() {
 	local ns=$1 csp=$2 s=${CLOUD_BOOT_S:-600}
 	local say=${CLOUD_SAY:-:}
 	cp_rc=124 cli_rc=124 w_rc=124 wr_rc=124
+	cloud_variant_up "$ns" || return 1
 	$say "== control-plane-0 ($csp): first boot; constel-init initialises it through the namespace"
 	cloud_boot "$ns" "$csp" control-plane-0 "$csp-cp" "$s" ${CLOUD_CP_ARGS:-} || return 1
 	if node_wait "$csp-cp" 'init server listening' "$s" "$vm_pid"; then
@@ -327,8 +332,8 @@ cloud_cluster() {
 	cp_rc=$?
 	[ $cp_rc = 0 ] && [ $cli_rc = 0 ] || return 1
 	$say "== worker-0 ($csp): first boot; joins through the join service at the load balancer $CLOUD_LB:30090"
-	js_args "$work/m.json"
-	netns_exec "$ns" "$tools/constel-joinservice" --listen "$CLOUD_LB:30090" "${JS_ARGS[@]}" \
+	js_args "$(cloud_variant_m)"
+	netns_exec "$ns" "$tools/constel-joinservice" --listen "$CLOUD_LB:30090" "${JS_ARGS[@]}" $(cloud_variant_args) \
 		>>"$logs/joinservice.log" 2>&1 &
 	netns_listening "$ns" "$CLOUD_LB:30090" ||
 		{ echo "join service did not start in $ns: $(tail -2 "$logs/joinservice.log")" >&2; return 1; }
@@ -341,4 +346,153 @@ cloud_cluster() {
 	cloud_boot_end
 	wr_rc=$?
 	[ $wr_rc = 0 ]
+}
+
+# ---- the attestation variant of the boots (CLOUD_VARIANT) ----
+# CLOUD_VARIANT (qemu-vtpm when unset; azure-sev-snp with constel.csp=azure) is the nodes'
+# constel.attestation-variant= and what constel-init and the join service validate with. For a
+# cloud's variant each node's vTPM is provisioned before QEMU starts, as that cloud provisions
+# it (build/test/tools/vtpm-provision: tests/attest/vtpm_provision.h's logic against swtpm's
+# socket on the node's state dir), the cloud's fake serves what the node fetches besides, and
+# the tools trust the test AMD root (--amd-root) under the variant's attestationConfig
+# (docs/cloudboot.md says what is real and what is faked).
+#   azure-sev-snp: the HCL AK persisted at 0x81000003 and an HCL report in NV 0x01400001 whose
+#     SNP report the test chain of tests/attest/azure_snp_test.py signs (one chain per cluster,
+#     a report per node: REPORT_DATA is the SHA-256 of runtime data naming that node's AK;
+#     trimmed to swtpm's 2048-byte NV limit), THIM's VCEK and chain from the fake IMDS.
+#   aws-nitro-tpm: nothing to provision (NitroTPM's AK is the agent's own, at 0x81008F01, as on
+#     qemu-vtpm; the identity document comes from the fake IMDSv2); the validators' EC2
+#     DescribeImages (TpmSupport of the document's AMI) goes to tests/cloud/fake_aws_api.py in
+#     the namespace, SigV4-checked, with the validator's own credentials in the environment.
+#
+#   cloud_variant_up NS [PORT]     what the validators ask, in NS (aws-nitro-tpm: the EC2 fake,
+#                                  on PORT when given; CLOUD_AWS_TPM= set and empty: the AMI
+#                                  without TpmSupport)
+#   cloud_variant_m                the measurements file the tools take (the variant's config)
+#   cloud_variant_args             constel-init's and the join service's other options (words)
+#   cloud_variant_fake_args        the fake's extra --set options
+#   cloud_variant_tpm NAME [BYTE]  node NAME's vTPM provisioned (once per state dir); BYTE: the
+#                                  HCL report's byte at that offset flipped, then written anew
+cloud_variant() { echo "${CLOUD_VARIANT:-qemu-vtpm}"; }
+cloud_variant_dir() { echo "$work/variant"; }
+
+cloud_variant_m() {
+	local v d
+	v=$(cloud_variant) d=$(cloud_variant_dir)
+	case $v in
+	azure-sev-snp) # the test report's TCB and ID key digest; every PCR zero (qboot measures
+		# nothing, PCR 15 before the node lock)
+		mkdir -p "$d"
+		python3 - "$d/config.json" <<-'PY'
+			import json, sys
+			m = {str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}
+			json.dump({"measurements": m, "bootloaderVersion": 3, "teeVersion": 0, "snpVersion": 8,
+			           "microcodeVersion": 209, "firmwareSignerConfig": {
+			               "acceptedKeyDigests": ["5a" * 48], "enforcementPolicy": "Equal"},
+			           "amdRootKey": ""}, open(sys.argv[1], "w"))
+		PY
+		echo "$d/config.json" ;;
+	aws-nitro-tpm) # its enforced PCRs, every one zero as above
+		mkdir -p "$d"
+		python3 -c 'import json, sys; json.dump({str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}, open(sys.argv[1], "w"))' "$d/m.json"
+		echo "$d/m.json" ;;
+	*) echo "$work/m.json" ;;
+	esac
+}
+
+# The EC2 fake the aws-nitro-tpm validators ask (cloud_aws_api), at 127.0.0.1 in NS: the AMI
+# of fake_cloud.py's identity document with TpmSupport v2.0, the validator's credentials
+# (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY exported for the tools); its pid in cloud_aws_pid
+cloud_variant_up() {
+	local d port img
+	d=$(cloud_variant_dir)
+	case $(cloud_variant) in
+	aws-nitro-tpm) ;;
+	*) return 0 ;;
+	esac
+	mkdir -p "$d"
+	AWS_ACCESS_KEY_ID=AKIACONSTELVALIDATOR
+	# one made for the cluster (never the caller's own: it goes into the fake's state file)
+	[ -n "${cloud_aws_secret:-}" ] || cloud_aws_secret=$(python3 -c 'import secrets; print(secrets.token_urlsafe(30))')
+	AWS_SECRET_ACCESS_KEY=$cloud_aws_secret
+	export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+	img='{"ImageId": "ami-0123456789abcdeff", "TpmSupport": "v2.0"}'
+	[ -n "${CLOUD_AWS_TPM-v2.0}" ] || img='{"ImageId": "ami-0123456789abcdeff"}'
+	printf '{"region": "eu-central-1", "credentials": [{"AccessKeyId": "%s", "SecretAccessKey": "%s"}], "images": [%s]}\n' \
+		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$img" >"$d/ec2.json"
+	rm -f "$d/ec2.port"
+	netns_exec "$1" python3 tests/cloud/fake_aws_api.py --state "$d/ec2.json" --log "$logs/validator-ec2.log" \
+		--port "${2:-0}" >"$d/ec2.port" 2>>"$logs/validator-ec2.err" &
+	cloud_aws_pid=$!
+	for _ in $(seq 100); do
+		port=$(head -1 "$d/ec2.port" 2>/dev/null)
+		[ -n "$port" ] && { cloud_aws_api=http://127.0.0.1:$port; return 0; }
+		sleep 0.1
+	done
+	echo "the validators' EC2 fake did not start: $(tail -1 "$logs/validator-ec2.err")" >&2
+	return 1
+}
+
+cloud_variant_args() {
+	case $(cloud_variant) in
+	qemu-vtpm) echo "" ;;
+	azure-sev-snp) echo "--attestation azure-sev-snp --amd-root $(cloud_variant_dir)/ark.pem" ;;
+	aws-nitro-tpm) echo "--attestation aws-nitro-tpm --api $cloud_aws_api" ;;
+	*) echo "--attestation $(cloud_variant)" ;;
+	esac
+}
+
+cloud_variant_fake_args() {
+	local d
+	d=$(cloud_variant_dir)
+	case $(cloud_variant) in
+	azure-sev-snp) echo "--set thim_vcek=$d/vcek.pem --set thim_chain=$d/chain.pem" ;;
+	esac
+}
+
+# cloud_variant_swtpm DIR: swtpm on the state in DIR at 127.0.0.1 (tpm_pid, tpm_tcti), as the
+# unit tests' swtpm.h starts it (tpm2-tss's swtpm TCTI takes the control channel at port + 1)
+cloud_variant_swtpm() {
+	local p c
+	p=$(free_port) c=$((p + 1))
+	swtpm socket --tpm2 --server "type=tcp,port=$p,bindaddr=127.0.0.1" \
+		--ctrl "type=tcp,port=$c,bindaddr=127.0.0.1" --tpmstate "dir=$1" \
+		--flags not-need-init,startup-clear --log "file=$1.provision.log" &
+	tpm_pid=$!
+	tpm_tcti=swtpm:host=127.0.0.1,port=$p
+	for _ in $(seq 50); do
+		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$p" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "swtpm on $1 did not start: $(tail -2 "$1.provision.log")" >&2
+	return 1
+}
+
+cloud_variant_tpm() {
+	local name=$1 byte=${2:-} tpm d n rc=0
+	local prov=$PWD/$BUILD/test/tools/vtpm-provision
+	d=$(cloud_variant_dir) tpm=$work/tpm-$name
+	case $(cloud_variant) in
+	azure-sev-snp) ;;
+	*) return 0 ;;
+	esac
+	[ -z "$byte" ] && [ "$(cat "$tpm.variant" 2>/dev/null)" = "$(cloud_variant)" ] && return 0
+	[ -x "$prov" ] || { echo "$prov is missing (make $BUILD/test/tools/vtpm-provision)" >&2; return 1; }
+	mkdir -p "$tpm" "$d"
+	cloud_variant_swtpm "$tpm" || return 1
+	if n=$("$prov" "$tpm_tcti" hcl-ak); then
+		# runtime data as the HCL writes it: the AK as a JWK, the VM's configuration
+		printf '{"keys":[{"kid":"HCLAkPub","key_ops":["sign"],"kty":"RSA","e":"AQAB","n":"%s"}],"vm-configuration":{"console-enabled":true,"secure-boot":true,"tpm-enabled":true,"vmUniqueId":"5E3C1E43-7A26-4B7D-A1C5-6A3B6A7D3F21"}}' \
+			"$n" >"$d/rt-$name.json"
+		python3 tests/attest/azure_snp_test.py "$d" "$d/rt-$name.json" &&
+			mv "$d/hcl.bin" "$d/hcl-$name.bin" &&
+			{ [ -z "$byte" ] || python3 -c 'import sys; p, o = sys.argv[1], int(sys.argv[2], 0); b = bytearray(open(p, "rb").read()); b[o] ^= 1; open(p, "wb").write(b)' "$d/hcl-$name.bin" "$byte"; } &&
+			"$prov" "$tpm_tcti" nv 0x01400001 "$d/hcl-$name.bin" || rc=1
+	else
+		rc=1
+	fi
+	kill "$tpm_pid" 2>/dev/null
+	wait "$tpm_pid" 2>/dev/null
+	[ $rc = 0 ] || { echo "provisioning $name's vTPM for $(cloud_variant) failed" >&2; return 1; }
+	if [ -z "$byte" ]; then cloud_variant >"$tpm.variant"; else echo tampered >"$tpm.variant"; fi
 }

@@ -117,6 +117,11 @@ int gpt_find_partition(const uint8_t type[16], const uint8_t uuid[16], char *dev
  * kubelet and containerd, since no systemd mounts it). Creates the directories; a target
  * that is already a mount point is skipped. Returns the number of failures, one line each. */
 int boot_early_mounts(void);
+/* configfs on /sys/kernel/config (its module loaded before: initrd/modules.txt's disk phase),
+ * where configfs-tsm offers the SEV-SNP report (agent/attest/sev_guest.c tries it first); for
+ * the SNP variants, before the first attestation. 0 (also when mounted already; one line when
+ * it mounts), or -errno with one line. */
+int boot_configfs_mount(void);
 
 /* Returns 1 when getrandom(GRND_NONBLOCK) already succeeds. Otherwise logs one line and
  * waits for the pool (a poll on /dev/random, bounded by timeout_ms): 0 once it is ready,

@@ -84,6 +84,19 @@ int boot_early_mounts(void)
 	return failed;
 }
 
+int boot_configfs_mount(void)
+{
+	const char *t = "/sys/kernel/config"; /* sysfs makes it once configfs is in the kernel */
+
+	if (is_mount_point(t))
+		return 0;
+	if (mount("configfs", t, "configfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 &&
+	    errno != EBUSY)
+		return log_err(-errno, "mounts: configfs on %s (configfs-tsm)", t);
+	log_info("mounts: configfs on %s (configfs-tsm for the SNP report)", t);
+	return 0;
+}
+
 int boot_entropy_wait(int timeout_ms)
 {
 	uint64_t t0 = monotonic_ms(), now;

@@ -733,6 +733,12 @@ int node_run(const struct node_config *c)
 	if (n->ops == &node_pid1_ops && cloud_first_boot(&n->cloud) < 0)
 		log_warn("node: %s's first-boot report failed; joining anyway", n->cloud.ops->name);
 	n->ready = 1;
+	/* the SNP variants: configfs (configfs-tsm, tried before /dev/sev-guest) mounted before
+	 * the first report; its module and sev-guest load in the disk phase */
+	if (n->ops == &node_pid1_ops && strstr(n->c->variant, "-sev-snp")) {
+		(void)modules_wait(MODULES_DISK, MODULES_WAIT_MS);
+		(void)boot_configfs_mount();
+	}
 	/* 6: the key, raced for under the node lock */
 	timeline_mark(n->rejoin ? "rejoin" : "join-or-init");
 	r = race(n);

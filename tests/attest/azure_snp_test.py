@@ -10,7 +10,8 @@ TCB bl=3 tee=0 snp=8 ucode=0xd1, ID_KEY_DIGEST 0x5a*48, REPORT_DATA = SHA-256(ru
 then zeros, signed by the VCEK), hcl.bin (the HCL report as NV 0x01400001 holds it: header
 "HCLA" v2, the report at 0x20, the IGVM request data at 0x4c0 (type 2, SHA-256), the runtime
 data at 0x4d4, zero padding to 2048 bytes, the most one swtpm NV index holds). The
-certificates use RSA-PSS SHA-384 with a 48-byte salt, as AMD's; openssl makes them.
+certificates use RSA-PSS SHA-384 with a 48-byte salt, as AMD's; openssl makes them. A chain
+already in DIR (chain.pem) is kept: only the report and hcl.bin are made anew.
 """
 import hashlib
 import os
@@ -42,20 +43,22 @@ def ossl(*a):
     subprocess.run(["openssl"] + list(a), cwd=d, check=True, capture_output=True)
 
 
-ossl("genrsa", "-out", "ark.key", "2048")
-ossl("req", "-new", "-x509", "-key", "ark.key", "-subj", SUBJ + "/CN=ARK-Milan", "-days", "3650",
-     *PSS, "-addext", "basicConstraints=critical,CA:TRUE", "-out", "ark.pem")
-ossl("genrsa", "-out", "ask.key", "2048")
-ossl("req", "-new", "-key", "ask.key", "-subj", SUBJ + "/CN=SEV-Milan", "-out", "ask.csr")
-ossl("x509", "-req", "-in", "ask.csr", "-CA", "ark.pem", "-CAkey", "ark.key", "-set_serial", "2",
-     "-days", "3650", *PSS, "-extfile", "ext.cnf", "-extensions", "ca", "-out", "ask.pem")
-ossl("ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", "vcek.key")
-ossl("req", "-new", "-key", "vcek.key", "-subj", SUBJ + "/CN=SEV-VCEK", "-out", "vcek.csr")
-ossl("x509", "-req", "-in", "vcek.csr", "-CA", "ask.pem", "-CAkey", "ask.key", "-set_serial", "3",
-     "-days", "365", *PSS, "-extfile", "ext.cnf", "-extensions", "vcek", "-out", "vcek.pem")
-with open(os.path.join(d, "chain.pem"), "wb") as f:
-    f.write(open(os.path.join(d, "ask.pem"), "rb").read())
-    f.write(open(os.path.join(d, "ark.pem"), "rb").read())
+# a chain made before in DIR is kept (the nodes of one QEMU cluster share the test AMD root)
+if not os.path.exists(os.path.join(d, "chain.pem")):
+    ossl("genrsa", "-out", "ark.key", "2048")
+    ossl("req", "-new", "-x509", "-key", "ark.key", "-subj", SUBJ + "/CN=ARK-Milan", "-days", "3650",
+         *PSS, "-addext", "basicConstraints=critical,CA:TRUE", "-out", "ark.pem")
+    ossl("genrsa", "-out", "ask.key", "2048")
+    ossl("req", "-new", "-key", "ask.key", "-subj", SUBJ + "/CN=SEV-Milan", "-out", "ask.csr")
+    ossl("x509", "-req", "-in", "ask.csr", "-CA", "ark.pem", "-CAkey", "ark.key", "-set_serial", "2",
+         "-days", "3650", *PSS, "-extfile", "ext.cnf", "-extensions", "ca", "-out", "ask.pem")
+    ossl("ecparam", "-name", "secp384r1", "-genkey", "-noout", "-out", "vcek.key")
+    ossl("req", "-new", "-key", "vcek.key", "-subj", SUBJ + "/CN=SEV-VCEK", "-out", "vcek.csr")
+    ossl("x509", "-req", "-in", "vcek.csr", "-CA", "ask.pem", "-CAkey", "ask.key", "-set_serial", "3",
+         "-days", "365", *PSS, "-extfile", "ext.cnf", "-extensions", "vcek", "-out", "vcek.pem")
+    with open(os.path.join(d, "chain.pem"), "wb") as f:
+        f.write(open(os.path.join(d, "ask.pem"), "rb").read())
+        f.write(open(os.path.join(d, "ark.pem"), "rb").read())
 
 tcb = 0xd108000000000003
 r = bytearray(1184)

@@ -16,7 +16,19 @@
 # On OpenStack the load balancer comes from user_data, the role, UID and init-secret hash
 # from meta_data.json. The state disk: GCP's a virtio-scsi disk shaped as
 # GCE attaches it (found by its device name state-disk), OpenStack's the virtio /dev/vdb (its
-# naming), the others' /dev/vdb named by constel.state-disk=; attestation qemu-vtpm.
+# naming), the others' /dev/vdb named by constel.state-disk=.
+#
+# Attestation: the Azure cluster attests with azure-sev-snp (CLUSTER_AZURE_VARIANT=qemu-vtpm
+# for the old one): each node's vTPM provisioned before QEMU starts as Azure's HCL provisions
+# it (the HCL AK at 0x81000003, an HCL report signed by a test AMD chain in NV 0x01400001),
+# THIM served by the fake IMDS, constel-init and the join service run with --attestation
+# azure-sev-snp and the test AMD root (qemu-tests/cloud-cluster.sh's CLOUD_VARIANT); then
+# worker-0 boots once more with one byte of its SNP report flipped and the join service
+# refuses it with one line naming the report's signature, the node getting no key. The AWS
+# cluster attests with aws-nitro-tpm (CLUSTER_AWS_VARIANT=qemu-vtpm for the old one): the
+# validators ask EC2 DescribeImages of a SigV4-checking fake in the namespace; then worker-0
+# boots once more while that AMI has no TpmSupport and the join service refuses it with one
+# line naming the check. The others attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -34,11 +46,106 @@ if [ "$(id -u)" != 0 ]; then
 	echo "# not root: cluster boots as a cloud skipped (network namespaces)"
 	exit 0
 fi
-for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" "$initrd"; do
-	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools initrd $BUILD/vm/standin)"; exit 0; }
+for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" "$initrd" "$BUILD/test/tools/vtpm-provision"; do
+	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools test-build initrd $BUILD/vm/standin)"; exit 0; }
 done
 
 says() { grep -aq "$2" "$logs/$1.log" 2>/dev/null; }
+
+# The Azure cluster's azure-sev-snp checks (the cluster ran with it), then worker-0 tampered.
+azure_sev_snp() {
+	local t b n rc before lines js
+	t=cluster_cloud_azure_every_node_attested_with_azure_sev_snp_and_the_hcl_ak
+	n=0
+	for b in azure-cp azure-worker azure-worker-reboot; do
+		grep -q 'constel.attestation-variant=azure-sev-snp' "$logs/$b.cmdline" &&
+			says "$b" 'starting as PID 1 (csp azure, attestation azure-sev-snp)' &&
+			grep -q '/metadata/THIM/amd/certification' "$logs/$b.fake" && n=$((n + 1))
+	done
+	[ $n = 3 ] && pass $t || fail $t "$n of 3 boots with azure-sev-snp and THIM fetched ($(grep -a 'constel-agent: .*\(error\|starting as\)' "$logs/azure-worker.log" | head -2 | cut -c1-160 | tr '\n' ' '))"
+	# configfs for configfs-tsm, mounted by PID 1 of an SNP variant before it attests
+	t=cluster_cloud_azure_sev_snp_pid1_mounts_configfs
+	says azure-cp 'mounts: configfs on /sys/kernel/config' && says azure-worker-reboot 'mounts: configfs on /sys/kernel/config' &&
+		pass $t || fail $t "$(grep -a 'configfs' "$logs/azure-cp.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
+	# worker-0 again, one byte of the measurement in its HCL report's SNP report flipped (signed
+	# bytes: the VCEK's signature breaks); the join service refuses its rejoin round (the first:
+	# the next comes 30 s later and would be refused the same way)
+	t=cluster_cloud_azure_sev_snp_tampered_report_refused_by_the_join_service_naming_the_signature
+	before=$(ident "$work/worker-0.raw")
+	js=$(wc -l <"$logs/joinservice.log")
+	CLOUD_TAMPER=0xb0 cloud_boot "$ns" azure worker-0 azure-worker-tampered 300 ${CLOUD_WORKER_ARGS:-} || {
+		fail $t "the tampered boot did not start"
+		return
+	}
+	node_wait azure-worker-tampered 'rejoin: round 1 failed' 300 "$vm_pid"
+	rc=$?
+	pkill -P "$vm_pid" 2>/dev/null
+	cloud_boot_end
+	lines=$(tail -n +$((js + 1)) "$logs/joinservice.log" | grep -ac "snp: signature: the report's ECDSA P-384 signature does not")
+	n=$(grep -ac 'rejoin: round [0-9]* failed' "$logs/azure-worker-tampered.log")
+	[ $rc = 0 ] && [ "$lines" -ge 1 ] && [ "$n" -ge 1 ] && pass "$t ($lines refusals)" ||
+		fail $t "wait $rc, $lines refusals in the join service's log, $n failed rounds: $(tail -1 "$logs/joinservice.log" | cut -c1-200) $(tail_log azure-worker-tampered)"
+	t=cluster_cloud_azure_sev_snp_tampered_worker_gets_no_key_and_its_disk_is_untouched
+	[ "$(ident "$work/worker-0.raw")" = "$before" ] && ! grep -aq '@@STANDIN' "$logs/azure-worker-tampered.log" &&
+		! says azure-worker-tampered 'rejoin: .*ticket' && pass $t || fail $t "disk changed or kubelet ran: $(tail_log azure-worker-tampered)"
+}
+
+# The AWS cluster's aws-nitro-tpm checks: every boot with it, and constel-init and the join
+# service each asked EC2's DescribeImages (SigV4 verified by the fake) for the AMI's TpmSupport
+# once per validated boot (cp; worker, worker-reboot).
+aws_nitro_tpm() {
+	local t b n calls
+	t=cluster_cloud_aws_every_node_attested_with_aws_nitro_tpm_checked_by_describe_images
+	n=0
+	for b in aws-cp aws-worker aws-worker-reboot; do
+		grep -q 'constel.attestation-variant=aws-nitro-tpm' "$logs/$b.cmdline" &&
+			says "$b" 'starting as PID 1 (csp aws, attestation aws-nitro-tpm)' && n=$((n + 1))
+	done
+	calls=$(grep -c '"verified": true.*"action": "DescribeImages".*"status": 200' "$logs/validator-ec2.log" 2>/dev/null)
+	[ $n = 3 ] && [ "${calls:-0}" -ge 3 ] && pass "$t ($calls calls)" ||
+		fail $t "$n of 3 boots with aws-nitro-tpm, ${calls:-0} verified DescribeImages: $(tail -1 "$logs/validator-ec2.log" 2>/dev/null)"
+	# the AMI without TpmSupport (the EC2 fake restarted on its port): worker-0's rejoin refused
+	# by the join service with one line naming the check, no key
+	t=cluster_cloud_aws_nitro_tpm_ami_without_tpm_support_refused_by_the_join_service
+	local before js rc lines port
+	before=$(ident "$work/worker-0.raw")
+	js=$(wc -l <"$logs/joinservice.log")
+	port=${cloud_aws_api##*:}
+	# ip netns exec may run the fake as its child: both go, and the port is waited for
+	pkill -P "$cloud_aws_pid" 2>/dev/null
+	kill "$cloud_aws_pid" 2>/dev/null
+	wait "$cloud_aws_pid" 2>/dev/null
+	for _ in 1 2 3 4 5; do
+		ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . || break
+		sleep 1
+	done
+	CLOUD_AWS_TPM= cloud_variant_up "$ns" "$port" 2>>"$work/cluster.err" &&
+		cloud_boot "$ns" aws worker-0 aws-worker-no-tpm 300 ${CLOUD_WORKER_ARGS:-} || {
+		fail $t "the EC2 fake or the boot did not start: $(tail -1 "$work/cluster.err")"
+		return
+	}
+	node_wait aws-worker-no-tpm 'rejoin: round 1 failed' 300 "$vm_pid"
+	rc=$?
+	pkill -P "$vm_pid" 2>/dev/null
+	cloud_boot_end
+	lines=$(tail -n +$((js + 1)) "$logs/joinservice.log" | grep -ac "aws image ami-0123456789abcdeff does not support TPM v2.0")
+	[ $rc = 0 ] && [ "$lines" -ge 1 ] && [ "$(ident "$work/worker-0.raw")" = "$before" ] &&
+		! grep -aq '@@STANDIN' "$logs/aws-worker-no-tpm.log" && pass "$t ($lines refusals)" ||
+		fail $t "wait $rc, $lines refusals: $(tail -1 "$logs/joinservice.log" | cut -c1-200) $(tail_log aws-worker-no-tpm)"
+}
+
+# No secret of the run (workspace, disk keys, tokens, the CA key, the validator's AWS key) in a
+# serial log of CSP's boots.
+no_secrets() {
+	local logs_to_scan=() log
+	python3 tests/secrets.py --workspace "$work/ws" --scan "$work" --raw "$token" --raw "${token#*.}" \
+		--raw "$banner_token" --raw "${banner_token#*.}" --pem "$work/ca.key" \
+		${AWS_SECRET_ACCESS_KEY:+--raw "$AWS_SECRET_ACCESS_KEY"} >"$work/secrets"
+	for log in "$logs/$1"-*.log; do
+		case $(basename "$log" .log) in *-swtpm) ;; *) logs_to_scan+=("$log") ;; esac
+	done
+	node_no_secrets "cluster_cloud_$1_no_secret_in_the_serial_log_of" 20 "${logs_to_scan[@]}"
+}
 name_of() { if [ "$1" = aws ]; then cloud_aws_id "$2"; else echo "$2"; fi; }
 
 # api_says CSP CP-NAME WORKER-NAME LB: each node's console names the role (and UID) it took
@@ -104,6 +211,9 @@ one_cloud() {
 		return
 	fi
 	cloud_overrides "$csp"
+	CLOUD_VARIANT=qemu-vtpm
+	[ "$csp" = azure ] && CLOUD_VARIANT=${CLUSTER_AZURE_VARIANT:-azure-sev-snp}
+	[ "$csp" = aws ] && CLOUD_VARIANT=${CLUSTER_AWS_VARIANT:-aws-nitro-tpm}
 	cloud_cluster "$ns" "$csp" 2>"$work/cluster.err"
 	cp_ip=$(node_field control-plane-0 2) w_ip=$(node_field worker-0 2)
 	cpn=$(name_of "$csp" control-plane-0) wn=$(name_of "$csp" worker-0)
@@ -152,11 +262,13 @@ one_cloud() {
 				grep -q '"state": "Ready"' "$logs/$b.fake" && reports=$((reports + 1))
 		done
 		[ $reports = 3 ] && pass $t || fail $t "$reports of 3 boots reported Ready"
+		[ "$CLOUD_VARIANT" = azure-sev-snp ] && azure_sev_snp
 		;;
 	aws)
 		t=cluster_cloud_aws_lease_mtu_9001
 		says aws-worker "net: eth0 $w_ip/16 router $NETNS_HOST mtu 9001 (DHCP" && pass $t ||
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/aws-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
+		[ "$CLOUD_VARIANT" = aws-nitro-tpm ] && aws_nitro_tpm
 		;;
 	gcp)
 		t=cluster_cloud_gcp_state_disk_found_by_its_device_name_on_virtio_scsi
@@ -168,6 +280,7 @@ one_cloud() {
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/gcp-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
 		;;
 	esac
+	no_secrets "$csp"
 	cloud_kill_jobs
 	netns_down "$ns"
 	ns=
