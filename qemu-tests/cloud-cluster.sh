@@ -145,8 +145,9 @@ cloud_azure_scale_set() { [ "$1" = ControlPlane ] && echo constel-scale-set-cont
 
 # AWS: the load balancer's DNS name (ELBv2's DNSName), which the namespace's DNS server at the
 # VPC's base + 2 (AmazonProvidedDNS) resolves to CLOUD_LB (A; AAAA empty, as for an IPv4 NLB:
-# a refused AAAA would fail musl's lookup).
-CLOUD_AWS_LB_NAME=constel-lb-0123456789abcdef.elb.eu-central-1.amazonaws.com
+# a refused AAAA would fail musl's lookup). Not 0123456789abcdef: that is half of the test
+# bootstrap token, which the secrets scan of the serial logs looks for.
+CLOUD_AWS_LB_NAME=constel-lb-5f3c9a1e7b2d4086.elb.eu-central-1.amazonaws.com
 CLOUD_AWS_DNS=10.42.0.2
 
 # cloud_api_state CSP [SELF]: the state of the cloud's API fake (JSON on stdout): the
