@@ -121,10 +121,17 @@ int disk_format(struct disk *d);
 int disk_format_header(struct disk *d);
 int disk_wipe(struct disk *d, int report_fd);
 int disk_format_finish(struct disk *d);
+/* After disk_format_header, the first boot's whole preparation of the data area in the same
+ * private mapping disk_wipe uses (the node's child, beside the race): the wipe (unless
+ * d->no_wipe; "E" reported), or disk_zero_for_mkfs; then ext4 by mke2fs (-E DISK_MKFS_NO_WIPE
+ * when d->no_wipe); the mapping removed; "M BYTES NS\n" (the mapping's size, mke2fs's time)
+ * reported last. disk_format_finish and a mount follow it; no mkfs after it. */
+int disk_prepare_data(struct disk *d, const char *mke2fs, int report_fd);
 
-/* How a first boot wipes (constel.disk-wipe=): FULL, the default, every sector in a child
- * while the node races for its key; SYNC, every sector before the race (the path before
- * issue 28, for the bench). -EINVAL for another word. */
+/* How a first boot wipes (constel.disk-wipe=): FULL, every sector, then mke2fs, in a child
+ * while the node races for its key; SYNC, every sector and mke2fs before the race (the path
+ * before issue 28, for the bench); NONE, the default (node_config_defaults): no wipe, mke2fs in
+ * the child. -EINVAL for another word. */
 enum disk_wipe {
 	DISK_WIPE_FULL = 0,
 	DISK_WIPE_SYNC = 1,
