@@ -879,20 +879,35 @@ int disk_mkfs(const char *mke2fs, const char *dev)
 
 int disk_mkfs_opts(const char *mke2fs, const char *dev, int no_wipe)
 {
-	char *const plain[] = {(char *)"mke2fs", (char *)"-q", (char *)"-F", (char *)"-t",
-			       (char *)"ext4",	 (char *)dev,  NULL};
-	char *const nowipe[] = {(char *)"mke2fs",
-				(char *)"-q",
-				(char *)"-F",
-				(char *)"-t",
-				(char *)"ext4",
-				(char *)"-E",
-				(char *)DISK_MKFS_NO_WIPE,
-				(char *)dev,
-				NULL};
-	char *const *argv = no_wipe ? nowipe : plain;
-	int status;
+	char *argv[12];
+	uint64_t size = 0;
+	int k = 0, fd, status;
 	pid_t pid;
+
+	argv[k++] = (char *)"mke2fs";
+	argv[k++] = (char *)"-q";
+	argv[k++] = (char *)"-F";
+	argv[k++] = (char *)"-t";
+	argv[k++] = (char *)"ext4";
+	if (no_wipe) {
+		argv[k++] = (char *)"-E";
+		argv[k++] = (char *)DISK_MKFS_NO_WIPE;
+		/* the journal mke2fs writes whole: bounded, not growing with the disk */
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && ioctl(fd, BLKGETSIZE64, &size) < 0) {
+			off_t end = lseek(fd, 0, SEEK_END); /* an image file */
+
+			size = end > 0 ? (uint64_t)end : 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (size >= DISK_MKFS_JOURNAL_FROM) {
+			argv[k++] = (char *)"-J";
+			argv[k++] = (char *)DISK_MKFS_JOURNAL;
+		}
+	}
+	argv[k++] = (char *)dev;
+	argv[k] = NULL;
 
 	pid = fork();
 	if (pid < 0)
