@@ -481,9 +481,10 @@ static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
 	return 0;
 }
 
-/* The data segment as a private mapping of its own (dm-integrity without journal), activated
- * from the volume key libcryptsetup kept from the format: what the wipe and mke2fs write
- * through, while nothing writes the LUKS2 header. Its size in *bytes. */
+/* The data segment as a private mapping of its own (dm-integrity without journal for the
+ * wipe, with it for mke2fs alone), activated from the volume key libcryptsetup kept from the
+ * format: what the wipe and mke2fs write through, while nothing writes the LUKS2 header. Its
+ * size in *bytes. */
 static int private_activate(struct disk *d, char *dev, size_t len, uint64_t *bytes)
 {
 	off_t end;
@@ -491,8 +492,12 @@ static int private_activate(struct disk *d, char *dev, size_t len, uint64_t *byt
 
 	if (!d->cd || d->no_dm)
 		return log_err(-EINVAL, "disk: %s: nothing formatted to prepare", d->path);
+	/* the wipe's large sequential writes without dm-integrity's journal (each sector
+	 * written once); mke2fs's small scattered ones of a disk not wiped through it, as the
+	 * state mapping writes them (its removal writes the journal back) */
 	r = crypt_activate_by_volume_key(d->cd, WIPE_MAPPING, NULL, 0,
-					 CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL);
+					 CRYPT_ACTIVATE_PRIVATE |
+					     (d->no_wipe ? 0 : CRYPT_ACTIVATE_NO_JOURNAL));
 	if (r < 0)
 		return log_err(r, "disk: %s: activating the mapping %s", d->path, WIPE_MAPPING);
 	snprintf(dev, len, "/dev/mapper/%s", WIPE_MAPPING);
