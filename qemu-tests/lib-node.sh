@@ -268,12 +268,13 @@ node_vm() {
 }
 
 # node_boot NAME BOOT [vm.py options]: node_vm through qboot, the kernel and build/initrd.img
-# with the nodes' command line (root=/dev/vda, the fast KDF).
+# with the nodes' command line (root=/dev/vda, the fast KDF), plus the words of NODE_CMDLINE
+# when set (e.g. NODE_CMDLINE=constel.disk-wipe=full: the wipe, which the default skips).
 node_boot() {
 	local name=$1 boot=$2
 	shift 2
 	node_vm "$name" "$boot" 600 --initrd "$initrd" \
-		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min" "$@"
+		--append "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min${NODE_CMDLINE:+ $NODE_CMDLINE}" "$@"
 }
 
 # node_wait BOOT REGEX SECONDS [PID]: 0 once a line of the boot's serial log matches; 1 when

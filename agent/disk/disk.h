@@ -121,10 +121,17 @@ int disk_format(struct disk *d);
 int disk_format_header(struct disk *d);
 int disk_wipe(struct disk *d, int report_fd);
 int disk_format_finish(struct disk *d);
+/* After disk_format_header, the first boot's whole preparation of the data area in the same
+ * private mapping disk_wipe uses (the node's child, beside the race): the wipe (unless
+ * d->no_wipe; "E" reported), or disk_zero_for_mkfs; then ext4 by mke2fs (-E DISK_MKFS_NO_WIPE
+ * when d->no_wipe); the mapping removed; "M BYTES NS\n" (the mapping's size, mke2fs's time)
+ * reported last. disk_format_finish and a mount follow it; no mkfs after it. */
+int disk_prepare_data(struct disk *d, const char *mke2fs, int report_fd);
 
-/* How a first boot wipes (constel.disk-wipe=): FULL, the default, every sector in a child
- * while the node races for its key; SYNC, every sector before the race (the path before
- * issue 28, for the bench). -EINVAL for another word. */
+/* How a first boot wipes (constel.disk-wipe=): FULL, every sector, then mke2fs, in a child
+ * while the node races for its key; SYNC, every sector and mke2fs before the race (the path
+ * before issue 28, for the bench); NONE, the default (node_config_defaults): no wipe, mke2fs in
+ * the child. -EINVAL for another word. */
 enum disk_wipe {
 	DISK_WIPE_FULL = 0,
 	DISK_WIPE_SYNC = 1,
@@ -139,6 +146,13 @@ int disk_wipe_parse(const char *s, enum disk_wipe *w);
  * journal replay reads past the last commit), no discard; the inode tables may be left to the
  * kernel's lazy init (it and e2fsck read only the used part of a table: the audit, 3 runs). */
 #define DISK_MKFS_NO_WIPE "lazy_itable_init=1,lazy_journal_init=0,nodiscard"
+/* ...and its journal, which mke2fs writes whole: 32 MiB on a device of DISK_MKFS_JOURNAL_FROM
+ * bytes or more (-J DISK_MKFS_JOURNAL; mke2fs's own size for 1 to 2 GiB, at most 16 MiB below
+ * 1 GiB), so what the first boot writes does not grow with the disk: mke2fs's default grows
+ * to 64 MiB at 8 GiB, 128 MiB at 16 GiB and 1 GiB at 128 GiB. The journal holds metadata only
+ * (data=ordered). */
+#define DISK_MKFS_JOURNAL      "size=32"
+#define DISK_MKFS_JOURNAL_FROM (512ull << 20)
 /* Before mke2fs on a mapping that was not wiped: zeros over the first and the last 2 MiB (what
  * mke2fs and blkid probe) and the first 4096-byte block of every 128 MiB group (where mke2fs
  * writes each backup superblock, 1024 bytes read-modify-written). 0 or < 0 after one line. */
@@ -171,7 +185,7 @@ void disk_close(struct disk *d);
 int disk_deactivate(const char *name);
 
 /* ext4 on the mapping (first boot) with the mke2fs binary at mke2fs; no_wipe: with
- * -E DISK_MKFS_NO_WIPE. */
+ * -E DISK_MKFS_NO_WIPE (and -J DISK_MKFS_JOURNAL from DISK_MKFS_JOURNAL_FROM bytes). */
 int disk_mkfs(const char *mke2fs, const char *dev);
 int disk_mkfs_opts(const char *mke2fs, const char *dev, int no_wipe);
 

@@ -481,43 +481,102 @@ static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
 	return 0;
 }
 
-/* Zeroes the whole data area through a temporary mapping without journal, which writes valid
- * integrity tags for every sector (§6.3 step 4). The volume key stays inside libcryptsetup. */
-int disk_wipe(struct disk *d, int report_fd)
+/* The data segment as a private mapping of its own (dm-integrity without journal for the
+ * wipe, with it for mke2fs alone), activated from the volume key libcryptsetup kept from the
+ * format: what the wipe and mke2fs write through, while nothing writes the LUKS2 header. Its
+ * size in *bytes. */
+static int private_activate(struct disk *d, char *dev, size_t len, uint64_t *bytes)
 {
-	struct wipe_progress p = {.path = d->path, .report_fd = report_fd};
-	char dev[96];
 	off_t end;
-	int fd, r, r2;
+	int fd, r;
 
 	if (!d->cd || d->no_dm)
-		return log_err(-EINVAL, "disk: %s: nothing formatted to wipe", d->path);
+		return log_err(-EINVAL, "disk: %s: nothing formatted to prepare", d->path);
+	/* the wipe's large sequential writes without dm-integrity's journal (each sector
+	 * written once); mke2fs's small scattered ones of a disk not wiped through it, as the
+	 * state mapping writes them (its removal writes the journal back) */
 	r = crypt_activate_by_volume_key(d->cd, WIPE_MAPPING, NULL, 0,
-					 CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL);
+					 CRYPT_ACTIVATE_PRIVATE |
+					     (d->no_wipe ? 0 : CRYPT_ACTIVATE_NO_JOURNAL));
 	if (r < 0)
-		return log_err(r, "disk: %s: activating the wipe mapping", d->path);
-	snprintf(dev, sizeof dev, "/dev/mapper/%s", WIPE_MAPPING);
+		return log_err(r, "disk: %s: activating the mapping %s", d->path, WIPE_MAPPING);
+	snprintf(dev, len, "/dev/mapper/%s", WIPE_MAPPING);
 	fd = open(dev, O_RDONLY | O_CLOEXEC);
 	end = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
 	if (fd >= 0)
 		close(fd);
-	d->wipe_bytes = end > 0 ? (uint64_t)end : 0;
+	*bytes = end > 0 ? (uint64_t)end : 0;
+	return 0;
+}
+
+static int private_remove(struct disk *d)
+{
+	int r = crypt_deactivate_by_name(d->cd, WIPE_MAPPING, 0);
+
+	return r < 0 ? log_err(r, "disk: %s: removing the mapping %s", d->path, WIPE_MAPPING) : 0;
+}
+
+/* Zeroes the whole data area through dev, which writes valid integrity tags for every sector
+ * (§6.3 step 4); "E BYTES NS" reported at its end. The volume key stays inside
+ * libcryptsetup. */
+static int wipe_through(struct disk *d, const char *dev, int report_fd)
+{
+	struct wipe_progress p = {.path = d->path, .report_fd = report_fd};
+	int r;
+
 	log_info("disk: wiping %s: %llu MiB to initialise the integrity tags", d->path,
 		 (unsigned long long)(d->wipe_bytes >> 20));
 	p.start = p.last = monotonic_ns();
 	r = crypt_wipe(d->cd, dev, CRYPT_WIPE_ZERO, 0, 0, WIPE_BLOCK, 0, wipe_progress, &p);
 	d->wipe_ns = monotonic_ns() - p.start;
-	r2 = crypt_deactivate_by_name(d->cd, WIPE_MAPPING, 0);
 	if (r < 0)
 		return log_err(r, "disk: %s: wiping", d->path);
-	if (r2 < 0)
-		return log_err(r2, "disk: %s: removing the wipe mapping", d->path);
 	log_info("disk: wiped %s: %llu MiB in %.1f s (%.1f MB/s)", d->path,
 		 (unsigned long long)(d->wipe_bytes >> 20), (double)d->wipe_ns / 1e9,
 		 d->wipe_ns ? (double)d->wipe_bytes * 1e3 / (double)d->wipe_ns : 0.0);
-	/* last: the node takes this line as the wipe's end (with the exit status 0) */
 	report(report_fd, "E %llu %llu\n", (unsigned long long)d->wipe_bytes,
 	       (unsigned long long)d->wipe_ns);
+	return 0;
+}
+
+int disk_wipe(struct disk *d, int report_fd)
+{
+	char dev[96];
+	int r;
+
+	if ((r = private_activate(d, dev, sizeof dev, &d->wipe_bytes)) < 0)
+		return r;
+	r = wipe_through(d, dev, report_fd);
+	if (private_remove(d) < 0 && r == 0)
+		r = -EIO;
+	return r;
+}
+
+int disk_prepare_data(struct disk *d, const char *mke2fs, int report_fd)
+{
+	uint64_t t0, bytes;
+	char dev[96];
+	int r;
+
+	if ((r = private_activate(d, dev, sizeof dev, &bytes)) < 0)
+		return r;
+	d->wipe_bytes = bytes;
+	r = d->no_wipe ? 0 : wipe_through(d, dev, report_fd);
+	if (r == 0 && d->no_wipe)
+		r = disk_zero_for_mkfs(dev);
+	t0 = monotonic_ns();
+	if (r == 0)
+		r = disk_mkfs_opts(mke2fs, dev, d->no_wipe);
+	t0 = monotonic_ns() - t0;
+	/* mke2fs closed the device after its fsync; the removal flushes dm-integrity */
+	if (private_remove(d) < 0 && r == 0)
+		r = -EIO;
+	if (r < 0)
+		return r;
+	log_info("disk: %s: ext4 made in %.1f s%s", d->path, (double)t0 / 1e9,
+		 d->no_wipe ? " (not wiped)" : "");
+	/* last: the node takes this line, with the exit status 0, as the end */
+	report(report_fd, "M %llu %llu\n", (unsigned long long)bytes, (unsigned long long)t0);
 	return 0;
 }
 
@@ -825,20 +884,35 @@ int disk_mkfs(const char *mke2fs, const char *dev)
 
 int disk_mkfs_opts(const char *mke2fs, const char *dev, int no_wipe)
 {
-	char *const plain[] = {(char *)"mke2fs", (char *)"-q", (char *)"-F", (char *)"-t",
-			       (char *)"ext4",	 (char *)dev,  NULL};
-	char *const nowipe[] = {(char *)"mke2fs",
-				(char *)"-q",
-				(char *)"-F",
-				(char *)"-t",
-				(char *)"ext4",
-				(char *)"-E",
-				(char *)DISK_MKFS_NO_WIPE,
-				(char *)dev,
-				NULL};
-	char *const *argv = no_wipe ? nowipe : plain;
-	int status;
+	char *argv[12];
+	uint64_t size = 0;
+	int k = 0, fd, status;
 	pid_t pid;
+
+	argv[k++] = (char *)"mke2fs";
+	argv[k++] = (char *)"-q";
+	argv[k++] = (char *)"-F";
+	argv[k++] = (char *)"-t";
+	argv[k++] = (char *)"ext4";
+	if (no_wipe) {
+		argv[k++] = (char *)"-E";
+		argv[k++] = (char *)DISK_MKFS_NO_WIPE;
+		/* the journal mke2fs writes whole: bounded, not growing with the disk */
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && ioctl(fd, BLKGETSIZE64, &size) < 0) {
+			off_t end = lseek(fd, 0, SEEK_END); /* an image file */
+
+			size = end > 0 ? (uint64_t)end : 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (size >= DISK_MKFS_JOURNAL_FROM) {
+			argv[k++] = (char *)"-J";
+			argv[k++] = (char *)DISK_MKFS_JOURNAL;
+		}
+	}
+	argv[k++] = (char *)dev;
+	argv[k] = NULL;
 
 	pid = fork();
 	if (pid < 0)

@@ -147,8 +147,9 @@ static int open_state_disk(struct node *n)
 				: "LUKS2 without the initialized token: its data is disposable");
 	disk_modules();
 	n->disk.no_wipe = n->c->disk_wipe == DISK_WIPE_NONE; /* format, zero what mkfs reads */
-	if (n->c->disk_wipe == DISK_WIPE_FULL && !n->disk.no_dm) {
-		/* the wipe beside the race; node_disk_ready finishes before the key change */
+	if (n->c->disk_wipe != DISK_WIPE_SYNC && !n->disk.no_dm) {
+		/* the wipe (full) and mke2fs beside the race; node_disk_ready finishes before the
+		 * key change */
 		if (disk_format_header(&n->disk) < 0 || wipe_start(n) < 0)
 			return node_fatal(n, 0, "preparing the new state disk failed");
 		return 0;

@@ -27,7 +27,7 @@ struct node_config {
 	 * constel.cloud-ca= (its anchors; NULL: /etc/ssl/certs/ca-certificates.crt) */
 	const char *cloud_api, *cloud_ca;
 	enum disk_kdf kdf;
-	enum disk_wipe disk_wipe; /* constel.disk-wipe=full (default), sync or none */
+	enum disk_wipe disk_wipe; /* constel.disk-wipe=none (default), full or sync */
 	/* overrides of the metadata API */
 	char join[NODE_MAX_JOIN][128]; /* JoinService endpoints HOST:PORT */
 	int n_join;

@@ -80,7 +80,7 @@ struct node {
 	int init_ok;
 	/* the first boot's wipe in a supervised child (node_wipe.c) */
 	struct sv_child *wipe;
-	int wipe_fd, wipe_pct, wipe_ended;
+	int wipe_fd, wipe_pct, wipe_ended, mkfs_ended;
 	int wipe_state; /* 0 running or none, 1 ended well, -EIO failed */
 	int disk_ready; /* 1 formatted, open and mounted; -1 failed for good */
 	int64_t wipe_t0, wipe_bound_ms;
@@ -108,14 +108,15 @@ void round_kill(struct node *n);
 /* Frees the supervisor's slot of a round that has ended. */
 void round_reap(struct node *n);
 
-/* ---- the first boot's wipe (node_wipe.c) ---- */
-/* After disk_format_header: the wipe in a supervised child, reporting on a pipe. */
+/* ---- the first boot's wipe and mke2fs (node_wipe.c) ---- */
+/* After disk_format_header: the wipe (constel.disk-wipe=full) and mke2fs in a supervised
+ * child, reporting on a pipe. */
 int wipe_start(struct node *n);
 /* In the poll loop: the child's reports; at its end the disk is made ready, a failure stops
  * the race before the lock. */
 void wipe_turn(struct node *n);
-/* What needs the disk calls this first: waits (bounded) for the wipe's end, then token 0,
- * the mapping, mkfs, the mount and the SSH host key. 0, or < 0 after one line. */
+/* What needs the disk calls this first: waits (bounded) for the child's end, then token 0,
+ * the mapping, the mount and the SSH host key. 0, or < 0 after one line. */
 int node_disk_ready(struct node *n);
 void wipe_kill(struct node *n);
 

@@ -28,6 +28,7 @@ void node_config_defaults(struct node_config *c)
 	c->kubeadm_attempts = 3;
 	c->reboot_delay_s = 60;
 	c->mke2fs = "/sbin/mke2fs";
+	c->disk_wipe = DISK_WIPE_NONE; /* the audit holds: docs/wipe.md */
 	c->timeline_path = "/run/constel/boot-timeline.json";
 }
 

@@ -67,7 +67,7 @@ TEST(node_config_takes_constel_disk_wipe_full_sync_or_none_and_refuses_other_wor
 	char arena[1024], err[256];
 
 	node_config_defaults(&c);
-	CHECK(c.disk_wipe == DISK_WIPE_FULL); /* the wipe beside the race, by default */
+	CHECK(c.disk_wipe == DISK_WIPE_NONE); /* no wipe by default: the audit holds */
 	CHECK(node_config_cmdline(&c, "constel.disk-wipe=sync", arena, sizeof arena, err,
 				  sizeof err) == 0 &&
 	      c.disk_wipe == DISK_WIPE_SYNC);

@@ -629,15 +629,26 @@ int main(void)
 		 * through the recording layer; audit.zero=0: left out (a mutant) */
 		r = strcmp(guest_arg("audit.zero", "1"), "0") ? disk_zero_for_mkfs(AUDITDEV) : 0;
 		guest_result("zero_for_mkfs", r == 0, "%d", r);
-		char *const with[] = {(char *)MKE2FS, (char *)"-q",	(char *)"-F",
-				      (char *)"-t",   (char *)"ext4",	(char *)"-E",
-				      (char *)e,      (char *)AUDITDEV, NULL};
+		/* the agent's bounded journal on a device of its size (disk_mkfs_opts) */
+		int j = bytes >= DISK_MKFS_JOURNAL_FROM;
+		char *const with[] = {(char *)MKE2FS,
+				      (char *)"-q",
+				      (char *)"-F",
+				      (char *)"-t",
+				      (char *)"ext4",
+				      (char *)"-E",
+				      (char *)e,
+				      (char *)(j ? "-J" : AUDITDEV),
+				      (char *)(j ? DISK_MKFS_JOURNAL : NULL),
+				      (char *)AUDITDEV,
+				      NULL};
 		char *const without[] = {
 		    (char *)"mke2fs", (char *)"-q",	(char *)"-F", (char *)"-t",
 		    (char *)"ext4",   (char *)AUDITDEV, NULL};
 		mkfs = e;
 		r = run(strcmp(e, "-") ? with : without);
-		guest_result("mkfs", r == 0, "mke2fs -E %s: %d", mkfs, r);
+		guest_result("mkfs", r == 0, "mke2fs -E %s%s%s: %d", mkfs, j ? " -J " : "",
+			     j ? DISK_MKFS_JOURNAL : "", r);
 	}
 	mkdir(MNT, 0755);
 	r = mount(AUDITDEV, MNT, "ext4", 0, NULL);
