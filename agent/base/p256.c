@@ -112,6 +112,23 @@ static const struct ecc_curve *curve(void)
 	return nettle_get_secp_256r1();
 }
 
+int hogweed_call(void (*fn)(void *), void *arg)
+{
+	jmp_buf oom;
+
+	(void)curve(); /* installs the allocator */
+	if (setjmp(oom)) {
+		gmp_oom = NULL;
+		secret_wipe(gmp_block, sizeof gmp_block);
+		gmp_block_used = 0;
+		return -ENOMEM;
+	}
+	gmp_oom = &oom;
+	fn(arg);
+	gmp_oom = NULL;
+	return 0;
+}
+
 /* 32 big-endian bytes <-> little-endian 64-bit limbs: hogweed's, and the Montgomery
  * arithmetic's below */
 _Static_assert(sizeof(mp_limb_t) == sizeof(uint64_t), "hogweed's limbs are 64-bit here");

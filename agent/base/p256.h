@@ -66,4 +66,9 @@ int p256_verify_asn1(const uint8_t *pub, size_t pub_len, const void *hv, size_t 
 int p256_sec1_der(const struct p256_key *k, uint8_t *out, size_t cap, size_t *ret_len);
 void p256_wipe(struct p256_key *k);
 
+/* Runs fn(arg), a call into hogweed (the ed25519 of kube/ssh.c), with hogweed's scratch on
+ * the wiped heap described in p256.c: 0, or -ENOMEM (logged) when the scratch could not be
+ * had, in which case fn was abandoned and what it wrote must be discarded. */
+int hogweed_call(void (*fn)(void *), void *arg);
+
 #endif

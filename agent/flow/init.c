@@ -16,7 +16,6 @@
 
 #include <pb_decode.h>
 #include <pb_encode.h>
-#include <sodium.h>
 
 #include "boot/boot.h"
 #include "flow.h"
@@ -148,7 +147,7 @@ static int default_locked(void *ctx, const struct init_keys *k, const struct ini
 	int r = -EIO;
 
 	(void)info;
-	if (crypto_sign_seed_keypair(ca.pk, ca.sk, k->ssh_ca_seed) == 0 &&
+	if (ssh_key_from_seed(&ca, k->ssh_ca_seed) == 0 &&
 	    ssh_authorized_key(ca.pk, line, sizeof line) >= 0 &&
 	    flow_write(st->p->out_dir, "state_disk_key", k->disk_key, 32) == 0 &&
 	    flow_write(st->p->out_dir, "measurement_salt", k->measurement_salt, 32) == 0 &&

@@ -20,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "net/net.h"
 #include "node_internal.h"
 
@@ -249,7 +247,7 @@ static int write_ssh_certs(struct node *n, const uint8_t seed[32], const char *c
 		pp[cnt++] = pr[i];
 	for (size_t i = 0; i < n_extra && cnt < 48; i++)
 		pp[cnt++] = extra[i];
-	if (crypto_sign_seed_keypair(ca.pk, ca.sk, seed) == 0 &&
+	if (ssh_key_from_seed(&ca, seed) == 0 &&
 	    ssh_authorized_key(ca.pk, line, sizeof line) >= 0 &&
 	    ssh_host_cert_sign(seed, n->ssh.pk, pp, cnt, time(NULL), cert, sizeof cert) >= 0 &&
 	    state_write(n, "/ssh/ssh_ca.pub", line, strlen(line)) == 0 &&

@@ -14,7 +14,7 @@
 int csr_build(const struct p256_key *k, const char *node_name, const char *ip, uint8_t *out,
 	      size_t cap, size_t *ret_len);
 
-/* An ed25519 key: sk is libsodium's 64 bytes (seed || public key). Wipe after use. */
+/* An ed25519 key: sk is the 64 bytes OpenSSH stores (seed || public key). Wipe after use. */
 struct ssh_key {
 	uint8_t sk[64];
 	uint8_t pk[32];
@@ -26,6 +26,10 @@ size_t ssh_pubkey_wire(const uint8_t pk[32], uint8_t out[SSH_PUBKEY_WIRE_LEN]);
 /* "ssh-ed25519 <base64 wire>\n", an authorized_keys line. */
 int ssh_authorized_key(const uint8_t pk[32], char *out, size_t cap);
 int ssh_key_generate(struct ssh_key *k);
+/* The key of a 32-byte seed (RFC 8032 §5.1.5); 0 or -ENOMEM. */
+int ssh_key_from_seed(struct ssh_key *k, const uint8_t seed[32]);
+/* The RFC 8032 ed25519 signature of msg by k; 0 or -ENOMEM. */
+int ssh_ed25519_sign(const struct ssh_key *k, const uint8_t *msg, size_t len, uint8_t sig[64]);
 /* OpenSSH's unencrypted private-key format (PEM armor, openssh-key-v1). */
 int ssh_key_format(const struct ssh_key *k, char *out, size_t cap);
 int ssh_key_parse(const char *text, size_t len, struct ssh_key *ret, char *err, size_t errlen);

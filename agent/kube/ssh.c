@@ -1,6 +1,6 @@
 /* The node's ed25519 SSH host key (spec §5.4): kept in OpenSSH's private-key format, as
  * `ssh-keygen -t ed25519` writes it (unencrypted), and sent to the JoinService in SSH wire
- * format (RFC 4253 §6.6). libsodium does the ed25519 work. */
+ * format (RFC 4253 §6.6). nettle's hogweed does the ed25519 work. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sodium.h>
+#include <nettle/eddsa.h>
 
 #include "base/base.h"
+#include "base/p256.h"
 #include "kube.h"
 
 static const char armor_begin[] = "-----BEGIN OPENSSH PRIVATE KEY-----\n";
@@ -155,9 +156,8 @@ int ssh_key_parse(const char *text, size_t len, struct ssh_key *ret, char *err, 
 			errbuf_set(err, errlen, "ssh key: bad padding");
 			goto out;
 		}
-	if (crypto_sign_seed_keypair(k.pk, k.sk, sk.p) != 0 || memcmp(k.pk, pk.p, 32) ||
-	    memcmp(k.sk, sk.p, 64) || pub.len != ssh_pubkey_wire(k.pk, wire) ||
-	    memcmp(pub.p, wire, pub.len)) {
+	if (ssh_key_from_seed(&k, sk.p) != 0 || memcmp(k.pk, pk.p, 32) || memcmp(k.sk, sk.p, 64) ||
+	    pub.len != ssh_pubkey_wire(k.pk, wire) || memcmp(pub.p, wire, pub.len)) {
 		errbuf_set(err, errlen, "ssh key: public key does not match the private key");
 		goto out;
 	}
@@ -234,15 +234,76 @@ out:
 	return r;
 }
 
-/* A fresh seed from getrandom(); libsodium only derives the key from it (no sodium_init,
- * which would link every primitive's CPU dispatch into the agent). */
+/* ---- ed25519 on hogweed ----
+ * hogweed, already linked for P-256, instead of libsodium's ed25519 (whose 30 KiB table of
+ * base-point multiples the agent then no longer carries; docs/size.md). Its scratch comes
+ * from p256.c's wiped heap (hogweed_call); the seed's SHA-512 (the secret scalar and the
+ * nonce key) that it leaves in its stack frames is wiped by stack_scrub, called from the
+ * frame that made the call, so it covers the frames below it. */
+
+struct ed_call {
+	const uint8_t *seed, *pk, *msg;
+	size_t len;
+	uint8_t *out;
+};
+
+static void ed_pubkey(void *arg)
+{
+	struct ed_call *c = arg;
+
+	nettle_ed25519_sha512_public_key(c->out, c->seed);
+}
+
+static void ed_sign(void *arg)
+{
+	struct ed_call *c = arg;
+
+	nettle_ed25519_sha512_sign(c->pk, c->seed, c->len, c->msg, c->out);
+}
+
+/* hogweed's ed25519 calls use about 1 KiB of stack (measured: docs/size.md) */
+static __attribute__((noinline)) void stack_scrub(void)
+{
+	uint8_t pad[4096];
+
+	secret_wipe(pad, sizeof pad);
+	__asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+int ssh_key_from_seed(struct ssh_key *k, const uint8_t seed[32])
+{
+	struct ed_call c = {.seed = seed, .out = k->pk};
+	int r = hogweed_call(ed_pubkey, &c);
+
+	stack_scrub();
+	if (r < 0) {
+		secret_wipe(k, sizeof *k);
+		return r;
+	}
+	memmove(k->sk, seed, 32);
+	memcpy(k->sk + 32, k->pk, 32);
+	return 0;
+}
+
+int ssh_ed25519_sign(const struct ssh_key *k, const uint8_t *msg, size_t len, uint8_t sig[64])
+{
+	struct ed_call c = {.seed = k->sk, .pk = k->pk, .msg = msg, .len = len, .out = sig};
+	int r = hogweed_call(ed_sign, &c);
+
+	stack_scrub();
+	if (r < 0)
+		memset(sig, 0, 64);
+	return r;
+}
+
+/* A fresh seed from getrandom(). */
 int ssh_key_generate(struct ssh_key *k)
 {
 	uint8_t seed[32];
 	int r = random_bytes(seed, sizeof seed);
 
-	if (r == 0 && crypto_sign_seed_keypair(k->pk, k->sk, seed) != 0)
-		r = -EIO;
+	if (r == 0)
+		r = ssh_key_from_seed(k, seed);
 	secret_wipe(seed, sizeof seed);
 	return r;
 }

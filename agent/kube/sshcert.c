@@ -7,8 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <sodium.h>
-
 #include "base/base.h"
 #include "kube.h"
 
@@ -64,15 +62,15 @@ int ssh_host_cert_sign(const uint8_t ca_seed[32], const uint8_t host_pk[32],
 		       const char *const *principals, size_t n, time_t now, char *out, size_t cap)
 {
 	static const char type[] = "ssh-ed25519-cert-v01@openssh.com";
-	uint8_t buf[CERT_MAX], pbuf[2048], nonce[32], ca_pk[32], ca_sk[64], ca_wire[64], sig[64];
+	uint8_t buf[CERT_MAX], pbuf[2048], nonce[32], ca_wire[64], sig[64];
+	struct ssh_key ca;
 	struct wb w = {buf, 0, sizeof buf, 0}, pw = {pbuf, 0, sizeof pbuf, 0}, sw;
 	uint8_t sigbuf[128];
 	char *b64;
 	size_t b64len;
 	int r;
 
-	if (!n || random_bytes(nonce, sizeof nonce) < 0 ||
-	    crypto_sign_seed_keypair(ca_pk, ca_sk, ca_seed) != 0)
+	if (!n || random_bytes(nonce, sizeof nonce) < 0 || ssh_key_from_seed(&ca, ca_seed) != 0)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		string(&pw, principals[i], strlen(principals[i]));
@@ -88,13 +86,15 @@ int ssh_host_cert_sign(const uint8_t ca_seed[32], const uint8_t host_pk[32],
 	string(&w, "", 0);   /* critical options */
 	string(&w, "", 0);   /* extensions */
 	string(&w, "", 0);   /* reserved */
-	string(&w, ca_wire, ssh_pubkey_wire(ca_pk, ca_wire));
+	string(&w, ca_wire, ssh_pubkey_wire(ca.pk, ca_wire));
 	if (w.err || pw.err) {
-		secret_wipe(ca_sk, sizeof ca_sk);
+		secret_wipe(&ca, sizeof ca);
 		return -ENOBUFS;
 	}
-	crypto_sign_detached(sig, NULL, buf, w.len, ca_sk);
-	secret_wipe(ca_sk, sizeof ca_sk);
+	r = ssh_ed25519_sign(&ca, buf, w.len, sig);
+	secret_wipe(&ca, sizeof ca);
+	if (r < 0)
+		return r;
 	sw = (struct wb){sigbuf, 0, sizeof sigbuf, 0};
 	string(&sw, "ssh-ed25519", 11);
 	string(&sw, sig, sizeof sig);

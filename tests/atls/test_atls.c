@@ -266,7 +266,7 @@ TEST(atls_certificate_shape_and_validity_window)
 }
 
 /* ECDHE: our client offers X25519 alone (Go's TLS 1.2 servers take the client's first curve)
- * and our server takes it; both ends compute it with libsodium behind the br_ec_impl. */
+ * and our server takes it; both ends compute it with hogweed behind the br_ec_impl. */
 TEST(atls_engines_negotiate_x25519)
 {
 	struct atls_config ccfg = {.issuer = &attest_dummy_issuer};
@@ -286,7 +286,7 @@ static void random_fill(uint8_t *p, size_t n)
 	CHECK(random_bytes(p, n) == 0);
 }
 
-/* The libsodium X25519 behind atls_ec_client computes what BearSSL's own c25519 does (same
+/* The hogweed X25519 behind atls_ec_client computes what BearSSL's own c25519 does (same
  * scalar convention, so the engine's key generation stays as it was), matches RFC 7748's
  * test vector, and refuses a low-order peer point (all-zero shared secret) as Go does. */
 TEST(atls_x25519_matches_bearssl_and_rfc7748)

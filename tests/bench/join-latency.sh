@@ -75,7 +75,7 @@ awk -v c_us="$c_us" -v go_us="$go_us" '
 		row("P-256 keygen (certificate key)", "p256_keygen", 1, 1)
 		row("P-256 ECDSA sign (certificate, CertVerify)", "p256_ecdsa_sign", 2, 2)
 		row("P-256 ECDSA verify (server sig; Go: + cert)", "p256_ecdsa_verify", 1, 2)
-		row("ECDHE X25519 (C: libsodium)", "x25519_ecdhe", 1, 1)
+		row("ECDHE X25519 (C: hogweed)", "x25519_ecdhe", 1, 1)
 		p256_c = pk_c - t["c", "x25519_ecdhe"]; p256_go = pk_go - t["go", "x25519_ecdhe"]
 		printf "    %-44s      %7.0f us      %6.0f us\n", "public-key work per handshake", pk_c, pk_go
 		printf "    %-44s      %7.0f us      %6.0f us\n", "median minus that (server, TCP, TLS, gRPC)", c_us - pk_c, go_us - pk_go

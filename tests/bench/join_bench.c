@@ -105,7 +105,7 @@ static int crypto_steps(int n)
 	     siglen = br_ecdsa_i31_sign_asn1(&br_ec_p256_m31, &br_sha256_vtable, hv, &bsk, sig));
 	TIME("p256_ecdsa_verify_bearssl_m31",
 	     ok &= br_ecdsa_i31_vrfy_asn1(&br_ec_p256_m31, hv, sizeof hv, &bpk, sig, siglen));
-	/* ECDHE as negotiated now (X25519, libsodium) and as before (P-256, BearSSL) */
+	/* ECDHE as negotiated now (X25519, hogweed) and as before (P-256, BearSSL) */
 	TIME("x25519_ecdhe", atls_ec_client.mulgen(pt, sk, sizeof sk, BR_EC_curve25519);
 	     memcpy(pt, peer, sizeof peer);
 	     ok &= atls_ec_client.mul(pt, sizeof peer, sk, sizeof sk, BR_EC_curve25519));

@@ -136,7 +136,8 @@ else:
 if has("size_stripped"):
     s, b = f["size_stripped"], f.get("size_bound", 1048576)
     rows.append(("stripped agent", "{:,.0f} B ({:.1%} of 1 MiB)".format(s, s / b), "<= 1,048,576 B",
-                 "met" if s <= b else "not met (over by {:,.0f} B)".format(s - b)))
+                 "met ({:,.0f} B to spare)".format(b - s) if s <= b
+                 else "not met (over by {:,.0f} B)".format(s - b)))
 else:
     rows.append(("stripped agent", "no figures", "<= 1,048,576 B", "-"))
 

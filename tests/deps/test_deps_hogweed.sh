@@ -60,3 +60,19 @@ else
 	bad="no mini-gmp.o or gmp-glue.o in $deps/lib/libhogweed.a"
 fi
 [ -z "$bad" ] && pass $t || fail $t "conditional jumps:$bad"
+
+# X25519 and ed25519 (atls/algs.c, kube/ssh.c) run on hogweed too: every mpn routine their
+# objects import must be one the check above reads (a nettle that adds one must be read again).
+t=deps_hogweed_curve25519_imports_only_checked_mpn_routines
+checked=" mpn_add_n mpn_sub_n mpn_mul_1 mpn_addmul_1 mpn_submul_1 mpn_mul mpn_mul_n mpn_sqr mpn_rshift mpn_copyi mpn_copyd mpn_zero mpn_cnd_add_n mpn_cnd_sub_n mpn_cnd_swap "
+objs="ecc-curve25519.o ecc-curve25519-modp.o curve25519-mul.o curve25519-mul-g.o curve25519-eh-to-x.o ecc-mul-m.o ecc-mul-g-eh.o ecc-add-eh.o ecc-add-ehh.o ecc-dup-eh.o ecc-eh-to-a.o eddsa-sign.o eddsa-hash.o eddsa-expand.o eddsa-pubkey.o eddsa-compress.o ed25519-sha512-sign.o ed25519-sha512-pubkey.o ecc-mod-arith.o ecc-mod-inv.o"
+bad=""
+# shellcheck disable=SC2086 # the object names are words
+if (cd "$work" && ar x "$deps/lib/libhogweed.a" $objs) 2>/dev/null; then
+	for f in $(cd "$work" && nm -u $objs | awk '$2 ~ /^mpn_/ { print $2 }' | sort -u); do
+		[[ "$checked" == *" $f "* ]] || bad="$bad $f"
+	done
+else
+	bad="missing objects in $deps/lib/libhogweed.a"
+fi
+[ -z "$bad" ] && pass $t || fail $t "unchecked mpn routines:$bad"

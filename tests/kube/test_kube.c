@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "base/base.h"
 #include "harness.h"
 #include "kube/kube.h"
@@ -180,4 +182,41 @@ TEST(ssh_host_key_load_creates_a_missing_key_once)
 	CHECK(ssh_host_key_load(tmp("host_key"), 1, &b, NULL, 0) == 0);
 	CHECK_BYTES(a.sk, b.sk, 64);
 	CHECK(ssh_host_key_load(tmp("missing"), 0, &b, NULL, 0) == -ENOENT);
+}
+
+/* ed25519 on hogweed (kube/ssh.c) is RFC 8032's: its test 1 (empty message) byte for byte,
+ * and the keys and signatures of libsodium (what it replaced) for random seeds and messages. */
+TEST(ssh_ed25519_matches_rfc8032_and_libsodium)
+{
+	uint8_t seed[32], pk[32], want[64], sig[64], ref_pk[32], ref_sk[64], ref_sig[64], msg[300];
+	struct ssh_key k;
+
+	harness_unhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", seed,
+		      sizeof seed);
+	harness_unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", pk,
+		      sizeof pk);
+	harness_unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e06522490155"
+		      "5fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+		      want, sizeof want);
+	CHECK(ssh_key_from_seed(&k, seed) == 0);
+	CHECK_BYTES(k.pk, pk, 32);
+	CHECK_BYTES(k.sk, seed, 32);
+	CHECK_BYTES(k.sk + 32, pk, 32);
+	CHECK(ssh_ed25519_sign(&k, msg, 0, sig) == 0);
+	CHECK_BYTES(sig, want, 64);
+	for (size_t i = 0; i < 20; i++) {
+		size_t len = i * 15;
+
+		CHECK(random_bytes(seed, sizeof seed) == 0);
+		CHECK(random_bytes(msg, len) == 0);
+		CHECK(ssh_key_from_seed(&k, seed) == 0);
+		CHECK(crypto_sign_seed_keypair(ref_pk, ref_sk, seed) == 0);
+		CHECK_BYTES(k.pk, ref_pk, 32);
+		CHECK_BYTES(k.sk, ref_sk, 64);
+		CHECK(ssh_ed25519_sign(&k, msg, len, sig) == 0);
+		CHECK(crypto_sign_detached(ref_sig, NULL, msg, len, ref_sk) == 0);
+		CHECK_BYTES(sig, ref_sig, 64);
+		CHECK(crypto_sign_verify_detached(sig, msg, len, k.pk) == 0);
+	}
+	secret_wipe(&k, sizeof k);
 }
