@@ -22,24 +22,6 @@ int cloud_role_parse(const char *s)
 	return -EINVAL;
 }
 
-/* The string member key of o (NUL-free, shorter than cap) into out; -ENOENT when absent. */
-static int str_of(json_object *o, const char *key, char *out, size_t cap)
-{
-	json_object *v;
-	size_t n;
-
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v))
-		return -ENOENT;
-	if (!json_object_is_type(v, json_type_string))
-		return -EINVAL;
-	n = (size_t)json_object_get_string_len(v);
-	if (n >= cap || memchr(json_object_get_string(v), 0, n))
-		return -EINVAL;
-	memcpy(out, json_object_get_string(v), n + 1);
-	return 0;
-}
-
 static json_object *member(json_object *o, const char *key)
 {
 	json_object *v = NULL;
@@ -67,8 +49,8 @@ static int azure_tag(json_object *compute, const char *name, char *out, size_t c
 	for (size_t i = 0; i < json_object_array_length(l); i++) {
 		json_object *t = json_object_array_get_idx(l, i);
 
-		if (str_of(t, "name", key, sizeof key) == 0 && !strcmp(key, name))
-			return str_of(t, "value", out, cap);
+		if (json_str_member(t, "name", key, sizeof key) == 0 && !strcmp(key, name))
+			return json_str_member(t, "value", out, cap);
 	}
 	return -ENOENT;
 }
@@ -85,13 +67,13 @@ int azure_parse_imds(const char *body, size_t len, struct md_instance *self, cha
 	    member(member(first(member(member(o, "network"), "interface")), "ipv4"), "ipAddress"));
 	if (!compute)
 		miss = "compute";
-	else if (str_of(member(compute, "osProfile"), "computerName", self->name,
-			sizeof self->name) < 0 &&
-		 str_of(compute, "name", self->name, sizeof self->name) < 0)
+	else if (json_str_member(member(compute, "osProfile"), "computerName", self->name,
+				 sizeof self->name) < 0 &&
+		 json_str_member(compute, "name", self->name, sizeof self->name) < 0)
 		miss = "compute.osProfile.computerName";
-	else if (str_of(compute, "resourceId", rid, sizeof rid) < 0 || rid[0] != '/')
+	else if (json_str_member(compute, "resourceId", rid, sizeof rid) < 0 || rid[0] != '/')
 		miss = "compute.resourceId";
-	else if (str_of(ip, "privateIpAddress", self->vpc_ip, sizeof self->vpc_ip) < 0)
+	else if (json_str_member(ip, "privateIpAddress", self->vpc_ip, sizeof self->vpc_ip) < 0)
 		miss = "network.interface[0].ipv4.ipAddress[0].privateIpAddress";
 	else if (azure_tag(compute, "constellation-role", role, sizeof role) < 0 ||
 		 cloud_role_parse(role) < 0)
@@ -116,12 +98,14 @@ int aws_parse_identity(const char *body, size_t len, struct md_instance *self, c
 	const char *miss = NULL;
 
 	memset(self, 0, sizeof *self);
-	if (str_of(o, "instanceId", self->name, sizeof self->name) < 0 ||
+	if (json_str_member(o, "instanceId", self->name, sizeof self->name) < 0 ||
 	    strncmp(self->name, "i-", 2))
 		miss = "instanceId";
-	else if (str_of(o, "availabilityZone", az, sizeof az) < 0 || !az[0] || strchr(az, '/'))
+	else if (json_str_member(o, "availabilityZone", az, sizeof az) < 0 || !az[0] ||
+		 strchr(az, '/'))
 		miss = "availabilityZone";
-	else if (str_of(o, "privateIp", self->vpc_ip, sizeof self->vpc_ip) < 0 || !self->vpc_ip[0])
+	else if (json_str_member(o, "privateIp", self->vpc_ip, sizeof self->vpc_ip) < 0 ||
+		 !self->vpc_ip[0])
 		miss = "privateIp";
 	json_object_put(o);
 	if (miss)
@@ -139,17 +123,17 @@ int openstack_parse_meta(const char *body, size_t len, struct md_instance *self,
 	const char *miss = NULL;
 
 	memset(self, 0, sizeof *self);
-	if (str_of(o, "name", self->name, sizeof self->name) < 0 || !self->name[0])
+	if (json_str_member(o, "name", self->name, sizeof self->name) < 0 || !self->name[0])
 		miss = "name";
-	else if (str_of(o, "uuid", self->provider_id, sizeof self->provider_id) < 0 ||
+	else if (json_str_member(o, "uuid", self->provider_id, sizeof self->provider_id) < 0 ||
 		 !self->provider_id[0])
 		miss = "uuid";
-	else if (str_of(meta, "constellation-role", role, sizeof role) < 0 ||
+	else if (json_str_member(meta, "constellation-role", role, sizeof role) < 0 ||
 		 cloud_role_parse(role) < 0)
 		miss = "meta.constellation-role";
-	else if (uid && str_of(meta, "constellation-uid", uid, uidcap) < 0)
+	else if (uid && json_str_member(meta, "constellation-uid", uid, uidcap) < 0)
 		miss = "meta.constellation-uid";
-	else if (hash && str_of(meta, "constellation-init-secret-hash", hash, hashcap) < 0)
+	else if (hash && json_str_member(meta, "constellation-init-secret-hash", hash, hashcap) < 0)
 		miss = "meta.constellation-init-secret-hash";
 	json_object_put(o);
 	if (miss)
@@ -162,7 +146,7 @@ int openstack_parse_user_data(const char *body, size_t len, char *host, size_t c
 			      size_t errlen)
 {
 	json_object *o = json_parse_exact(body, len);
-	int r = str_of(o, "openstack-load-balancer-endpoint", host, cap);
+	int r = json_str_member(o, "openstack-load-balancer-endpoint", host, cap);
 
 	json_object_put(o);
 	if (r < 0 || !host[0] || strpbrk(host, " /\n"))
