@@ -248,24 +248,10 @@ static void attestation_info(struct sb *s, const struct azure_maa_in *in,
 
 /* ---- the answer: {"token": base64url(JSON{Jwt, EncryptedInnerKey, EncryptionParams{Iv},
  * AuthenticationData})} ---- */
-static json_object *member_ci(json_object *o, const char *name)
-{
-	json_object *found = NULL;
-
-	if (!json_object_is_type(o, json_type_object))
-		return NULL;
-	json_object_object_foreach(o, k, v)
-	{
-		if (!strcasecmp(k, name))
-			found = v;
-	}
-	return found;
-}
-
 /* a []byte member into a malloc'd buffer; -EINVAL when absent or no base64 */
 static int bytes_member(json_object *o, const char *name, uint8_t **out, size_t *len)
 {
-	json_object *v = member_ci(o, name);
+	json_object *v = json_member_go(o, name);
 	size_t n;
 
 	if (!v || !json_object_is_type(v, json_type_string))
@@ -290,7 +276,7 @@ static int decrypt_answer(struct tpm *t, const uint8_t digest[32], const char *b
 	const char *ts;
 	int r = -EINVAL;
 
-	if (!(a = json_parse_exact(body, len)) || !(tok = member_ci(a, "token")) ||
+	if (!(a = json_parse_exact(body, len)) || !(tok = json_member_go(a, "token")) ||
 	    !json_object_is_type(tok, json_type_string)) {
 		errbuf_set(err, errlen, "MAA: the answer has no token");
 		goto out;
@@ -320,7 +306,7 @@ static int decrypt_answer(struct tpm *t, const uint8_t digest[32], const char *b
 	    bytes_member(inner, "Jwt", &jwt, &jwt_len) < 0 ||
 	    bytes_member(inner, "EncryptedInnerKey", &ek, &ek_len) < 0 ||
 	    bytes_member(inner, "AuthenticationData", &tag, &tag_len) < 0 ||
-	    !(ep = member_ci(inner, "EncryptionParams")) ||
+	    !(ep = json_member_go(inner, "EncryptionParams")) ||
 	    bytes_member(ep, "Iv", &iv, &iv_len) < 0) {
 		errbuf_set(err, errlen, "MAA: the encrypted token is malformed");
 		goto out;

@@ -45,26 +45,12 @@ struct az_policy {
 	char *maa_url; /* firmwareSignerConfig.maaURL, NULL: none */
 };
 
-static json_object *member(json_object *o, const char *name)
-{
-	json_object *found = NULL;
-
-	if (!json_object_is_type(o, json_type_object))
-		return NULL;
-	json_object_object_foreach(o, k, v)
-	{
-		if (!strcasecmp(k, name))
-			found = v;
-	}
-	return found;
-}
-
 /* ---- InstanceInfo ---- */
 
 /* A []byte field: absent or null -> none; a string -> its std base64 decoding. */
 static int bytes_field(json_object *o, const char *name, uint8_t **out, size_t *len)
 {
-	json_object *v = member(o, name);
+	json_object *v = json_member_go(o, name);
 	size_t n;
 
 	*out = NULL;
@@ -115,7 +101,7 @@ int azure_snp_info_parse(const uint8_t *json, size_t len, struct azure_snp_info 
 		bad = "CertChain";
 	else if ((r = bytes_field(root, "AttestationReport", &in->report, &in->report_len)) < 0)
 		bad = "AttestationReport";
-	az = member(root, "Azure");
+	az = json_member_go(root, "Azure");
 	if (!bad && az) {
 		if (!json_object_is_type(az, json_type_object)) {
 			bad = "Azure";
@@ -123,7 +109,7 @@ int azure_snp_info_parse(const uint8_t *json, size_t len, struct azure_snp_info 
 		} else if ((r = bytes_field(az, "RuntimeData", &in->runtime, &in->runtime_len)) <
 			   0) {
 			bad = "Azure.RuntimeData";
-		} else if ((tok = member(az, "MAAToken")) &&
+		} else if ((tok = json_member_go(az, "MAAToken")) &&
 			   !json_object_is_type(tok, json_type_string)) {
 			bad = "Azure.MAAToken";
 			r = -EINVAL;
@@ -162,7 +148,7 @@ static int pem_cert(const char *text, size_t len, uint8_t **der, size_t *der_len
 static int cert_field(json_object *root, const char *name, uint8_t **der, size_t *len, char *err,
 		      size_t errlen)
 {
-	json_object *v = member(root, name);
+	json_object *v = json_member_go(root, name);
 
 	if (!v || json_object_is_type(v, json_type_null) ||
 	    (json_object_is_type(v, json_type_string) && !json_object_get_string_len(v)))
@@ -179,7 +165,7 @@ static int cert_field(json_object *root, const char *name, uint8_t **der, size_t
 static int version_field(json_object *root, const char *name, uint8_t *out, int *have, char *err,
 			 size_t errlen)
 {
-	json_object *v = member(root, name);
+	json_object *v = json_member_go(root, name);
 	int64_t n;
 
 	if (!v)
@@ -196,8 +182,9 @@ static int version_field(json_object *root, const char *name, uint8_t *out, int 
 
 static int signer_config(json_object *fsc, struct az_policy *a, char *err, size_t errlen)
 {
-	json_object *d = member(fsc, "acceptedKeyDigests"), *e = member(fsc, "enforcementPolicy"),
-		    *u = member(fsc, "maaURL");
+	json_object *d = json_member_go(fsc, "acceptedKeyDigests"),
+		    *e = json_member_go(fsc, "enforcementPolicy"),
+		    *u = json_member_go(fsc, "maaURL");
 	size_t n, got;
 
 	if (u && !json_object_is_type(u, json_type_null)) {
@@ -305,7 +292,7 @@ static int policy_init(struct vtpm_policy *p, char *err, size_t errlen)
 		    (r = cert_field(root, "amdRootKey", &a->ark, &a->ark_len, err, errlen)) < 0 ||
 		    (r = cert_field(root, "amdSigningKey", &a->ask, &a->ask_len, err, errlen)) < 0)
 			goto out;
-		if ((fsc = member(root, "firmwareSignerConfig")) &&
+		if ((fsc = json_member_go(root, "firmwareSignerConfig")) &&
 		    (r = signer_config(fsc, a, err, errlen)) < 0)
 			goto out;
 	}

@@ -20,21 +20,6 @@
 
 static const uint8_t oid_rsa[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
 
-/* Go's encoding/json: a struct field matches a key case-insensitively, the last one wins */
-static json_object *member_ci(json_object *o, const char *name)
-{
-	json_object *found = NULL;
-
-	if (!json_object_is_type(o, json_type_object))
-		return NULL;
-	json_object_object_foreach(o, k, v)
-	{
-		if (!strcasecmp(k, name))
-			found = v;
-	}
-	return found;
-}
-
 static int is_null(json_object *v)
 {
 	return !v || json_object_is_type(v, json_type_null);
@@ -92,7 +77,7 @@ int maa_jwks_parse(const char *body, size_t len, struct maa_jwks *ks, char *err,
 		r = errbuf_set(err, errlen, "MAA key set is not a JSON object");
 		goto out;
 	}
-	keys = member_ci(root, "keys");
+	keys = json_member_go(root, "keys");
 	if (is_null(keys)) {
 		n = 0;
 	} else if (!json_object_is_type(keys, json_type_array)) {
@@ -108,8 +93,8 @@ int maa_jwks_parse(const char *body, size_t len, struct maa_jwks *ks, char *err,
 
 		if (is_null(k))
 			continue;
-		kid = member_ci(k, "kid");
-		x5c = member_ci(k, "x5c");
+		kid = json_member_go(k, "kid");
+		x5c = json_member_go(k, "x5c");
 		if (!json_object_is_type(k, json_type_object) ||
 		    (!is_null(kid) && !json_object_is_type(kid, json_type_string)) ||
 		    (!is_null(x5c) && !json_object_is_type(x5c, json_type_array))) {
@@ -209,7 +194,7 @@ static int b64url(const char *s, size_t len, uint8_t **out, size_t *out_len)
 /* exp/nbf/iat: absent or null -> no check (1), a number -> *t (0), else -EINVAL */
 static int numeric_date(json_object *claims, const char *name, time_t *t)
 {
-	json_object *v = member_ci(claims, name);
+	json_object *v = json_member_go(claims, name);
 	double d;
 
 	if (is_null(v))
@@ -304,8 +289,8 @@ int maa_token_check(const char *token, size_t len, const struct maa_jwks *ks, ti
 		errbuf_set(err, errlen, "MAA token: the header is not a JSON object");
 		goto out;
 	}
-	alg = member_ci(h, "alg");
-	kid = member_ci(h, "kid");
+	alg = json_member_go(h, "alg");
+	kid = json_member_go(h, "kid");
 	if (!alg || !json_object_is_type(alg, json_type_string) ||
 	    strcmp(json_object_get_string(alg), "RS256")) {
 		errbuf_set(err, errlen, "MAA token: algorithm %.16s, not RS256",

@@ -183,6 +183,9 @@ struct json_object *json_parse_exact(const char *buf, size_t len);
 int json_str_member(struct json_object *o, const char *key, char *out, size_t cap);
 /* The member key of object o when it has the json_type type, else NULL. */
 struct json_object *json_member(struct json_object *o, const char *key, int type);
+/* The member key of object o as Go's encoding/json finds a struct field: matched
+ * case-insensitively, the last match in the text wins (a later null too); NULL when absent. */
+struct json_object *json_member_go(struct json_object *o, const char *key);
 
 /* ---- time (file.c) ---- */
 /* CLOCK_MONOTONIC in nanoseconds, for deadlines and durations. */

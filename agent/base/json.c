@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -50,4 +51,18 @@ json_object *json_member(json_object *o, const char *key, int type)
 	    json_object_object_get_ex(o, key, &v) && json_object_is_type(v, (json_type)type))
 		return v;
 	return NULL;
+}
+
+json_object *json_member_go(json_object *o, const char *key)
+{
+	json_object *found = NULL;
+
+	if (!json_object_is_type(o, json_type_object))
+		return NULL;
+	json_object_object_foreach(o, k, v)
+	{
+		if (!strcasecmp(k, key))
+			found = v;
+	}
+	return found;
 }
