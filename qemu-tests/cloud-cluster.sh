@@ -284,11 +284,12 @@ cloud_boot() {
 	local ns=$1 csp=$2 name=$3 boot=$4 secs=$5
 	shift 5
 	cloud_variant_tpm "$name" ${CLOUD_TAMPER:-} || return 1
+	cloud_variant_initrd "$boot" || return 1
 	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
 	# the kernel's command line (quiet: the kernel does not print it), for the record
 	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=$(cloud_variant) constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
 	NODE_NETNS=$ns NODE_STATE_SCSI=$(cloud_state_scsi "$csp") node_vm "$name" "$boot" "$secs" \
-		--initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
+		--initrd "$boot_initrd" --append "$(cat "$logs/$boot.cmdline")" &
 	vm_pid=$!
 }
 
@@ -361,6 +362,12 @@ cloud_cluster() {
 #     SNP report the test chain of tests/attest/azure_snp_test.py signs (one chain per cluster,
 #     a report per node: REPORT_DATA is the SHA-256 of runtime data naming that node's AK;
 #     trimmed to swtpm's 2048-byte NV limit), THIM's VCEK and chain from the fake IMDS.
+#   aws-sev-snp: no SEV-SNP under TCG: the guest's /dev/sev-guest is tests/vm/sev_guest_fake.c
+#     (CUSE), started by the pre-init shim of an overlay initrd (qemu-tests/preinit.sh) before
+#     the agent, signing with the test chain of tests/attest/snp-test/chain.sh (one per
+#     cluster; its template report and certificate table from fake_sev_tsm.py --write); the
+#     AK is the agent's own at 0x81008F01 as on qemu-vtpm. CLOUD_SNP_TAMPER=N: the boot's first
+#     N reports get a byte of the measurement flipped after signing. docs/sevboot.md.
 #   aws-nitro-tpm: nothing to provision (NitroTPM's AK is the agent's own, at 0x81008F01, as on
 #     qemu-vtpm; the identity document comes from the fake IMDSv2); the validators' EC2
 #     DescribeImages (TpmSupport of the document's AMI) goes to tests/cloud/fake_aws_api.py in
@@ -374,6 +381,8 @@ cloud_cluster() {
 #   cloud_variant_fake_args        the fake's extra --set options
 #   cloud_variant_tpm NAME [BYTE]  node NAME's vTPM provisioned (once per state dir); BYTE: the
 #                                  HCL report's byte at that offset flipped, then written anew
+#   cloud_variant_initrd BOOT      boot_initrd: the initrd BOOT boots (aws-sev-snp: initrd with
+#                                  the pre-init overlay of the fake /dev/sev-guest)
 cloud_variant() { echo "${CLOUD_VARIANT:-qemu-vtpm}"; }
 cloud_variant_dir() { echo "$work/variant"; }
 
@@ -393,6 +402,16 @@ cloud_variant_m() {
 			           "amdRootKey": ""}, open(sys.argv[1], "w"))
 		PY
 		echo "$d/config.json" ;;
+	aws-sev-snp) # the test chain's TCB and its ASVK as amdSigningKey; every PCR zero as above
+		mkdir -p "$d"
+		python3 - "$d/config.json" "$d/snp/asvk.pem" <<-'PY'
+			import json, sys
+			m = {str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}
+			json.dump({"measurements": m, "bootloaderVersion": 3, "teeVersion": 0, "snpVersion": 8,
+			           "microcodeVersion": 209, "amdRootKey": "",
+			           "amdSigningKey": open(sys.argv[2]).read()}, open(sys.argv[1], "w"))
+		PY
+		echo "$d/config.json" ;;
 	aws-nitro-tpm) # its enforced PCRs, every one zero as above
 		mkdir -p "$d"
 		python3 -c 'import json, sys; json.dump({str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}, open(sys.argv[1], "w"))' "$d/m.json"
@@ -409,6 +428,12 @@ cloud_variant_up() {
 	d=$(cloud_variant_dir)
 	case $(cloud_variant) in
 	aws-nitro-tpm) ;;
+	aws-sev-snp) # the test chain, the template report and the certificate table (VLEK, ASVK)
+		mkdir -p "$d/snp" "$d/sev-guest"
+		bash tests/attest/snp-test/chain.sh "$d/snp" &&
+			python3 tests/attest/fake_sev_tsm.py "$d/sev-guest" "$d/snp" --write --signer vlek ||
+			{ echo "the test AMD chain or the fake's files failed: $(tail -2 "$d/snp/openssl.log")" >&2; return 1; }
+		return 0 ;;
 	*) return 0 ;;
 	esac
 	mkdir -p "$d"
@@ -438,6 +463,7 @@ cloud_variant_args() {
 	case $(cloud_variant) in
 	qemu-vtpm) echo "" ;;
 	azure-sev-snp) echo "--attestation azure-sev-snp --amd-root $(cloud_variant_dir)/ark.pem" ;;
+	aws-sev-snp) echo "--attestation aws-sev-snp --amd-root $(cloud_variant_dir)/snp/ark.pem" ;;
 	aws-nitro-tpm) echo "--attestation aws-nitro-tpm --api $cloud_aws_api" ;;
 	*) echo "--attestation $(cloud_variant)" ;;
 	esac
@@ -467,6 +493,21 @@ cloud_variant_swtpm() {
 	done
 	echo "swtpm on $1 did not start: $(tail -2 "$1.provision.log")" >&2
 	return 1
+}
+
+cloud_variant_initrd() {
+	local boot=$1 d
+	d=$(cloud_variant_dir)
+	boot_initrd=$initrd
+	[ "$(cloud_variant)" = aws-sev-snp ] || return 0
+	echo "${CLOUD_SNP_TAMPER:+--tamper-first $CLOUD_SNP_TAMPER}" >"$d/sev-guest/args"
+	BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-$boot.img" --base "$initrd" --module cuse \
+		--step "$BUILD/vm/sev_guest_fake:50-sev-guest" \
+		--file "$d/snp/signer.key:/preinit/sev-guest/signer.key" \
+		--file "$d/sev-guest/report.bin:/preinit/sev-guest/report.bin" \
+		--file "$d/sev-guest/table.bin:/preinit/sev-guest/table.bin" \
+		--file "$d/sev-guest/args:/preinit/sev-guest/args" >&2 || return 1
+	boot_initrd=$work/initrd-$boot.img
 }
 
 cloud_variant_tpm() {

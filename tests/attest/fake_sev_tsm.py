@@ -36,6 +36,10 @@ process_vm_readv/writev, as the kernel's copy_from_user/copy_to_user do):
 usage: fake_sev_tsm.py MOUNT KEYDIR [--signer vlek|vcek] [--no-ask] [--no-certs]
        [--provider NAME] [--race N] [--no-provider]
        [--dev [--fw-error CODE] [--blob-max N] [--table-pages N]]
+       fake_sev_tsm.py OUTDIR KEYDIR --write [--signer vlek|vcek] [--no-ask] [--no-certs]
+  --write: no file system; OUTDIR/table.bin gets the certificate table and OUTDIR/report.bin
+    the report unsigned (REPORT_DATA, VMPL and the signature zero), for the fake
+    /dev/sev-guest inside a QEMU guest (tests/vm/sev_guest_fake.c), which fills those in.
   --no-provider: mkdir fails with ENXIO, as with no provider registered.
   --race N: the first N reports of outblob bump generation as another writer would.
 Prints "ready" once mounted; SIGTERM unmounts and exits."""
@@ -61,7 +65,7 @@ TCB = 0xD108000000000003
 args = sys.argv[1:]
 mount, keydir = args[0], args[1]
 opt = {"signer": "vlek", "ask": True, "certs": True, "provider": "sev_guest", "race": 0,
-       "no_provider": False, "dev": False, "fw_error": 0, "blob_max": 16384, "table_pages": 0}
+       "no_provider": False, "dev": False, "write": False, "fw_error": 0, "blob_max": 16384, "table_pages": 0}
 i = 2
 while i < len(args):
     a = args[i]
@@ -75,6 +79,8 @@ while i < len(args):
         opt["provider"] = args[i + 1]; i += 2
     elif a == "--dev":
         opt["dev"] = True; i += 1
+    elif a == "--write":
+        opt["write"] = True; i += 1
     elif a in ("--fw-error", "--blob-max", "--table-pages"):
         opt[a[2:].replace("-", "_")] = int(args[i + 1], 0); i += 2
     elif a == "--no-provider":
@@ -107,7 +113,7 @@ def cert_table():
     return head + bytes(24) + body
 
 
-def make_report(data, vmpl):
+def make_report(data, vmpl, sign=True):
     r = bytearray(1184)
     signer = 1 if opt["signer"] == "vlek" else 0
     struct.pack_into("<IIQ", r, 0, 3, 0, 0x30000)
@@ -122,6 +128,8 @@ def make_report(data, vmpl):
     r[0x1E8:0x1EB] = bytes((10, 55, 1))
     r[0x1EC:0x1EF] = bytes((10, 55, 1))
     struct.pack_into("<Q", r, 0x1F0, TCB)
+    if not sign:
+        return bytes(r)
     rr, ss = decode_dss_signature(key.sign(bytes(r[:0x2A0]), ec.ECDSA(hashes.SHA384())))
     r[0x2A0:0x2E8] = rr.to_bytes(72, "little")
     r[0x2E8:0x330] = ss.to_bytes(72, "little")
@@ -395,4 +403,9 @@ def main():
             pass
 
 
+if opt["write"]:
+    os.makedirs(mount, exist_ok=True)
+    open(os.path.join(mount, "table.bin"), "wb").write(cert_table())
+    open(os.path.join(mount, "report.bin"), "wb").write(make_report(bytes(64), 0, sign=False))
+    sys.exit(0)
 main()
