@@ -215,7 +215,7 @@ test-build: $(TEST_BINS) $(BUILD)/test/constel-agent $(BUILD)/bench/attest_bench
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest_audit $(BUILD)/vm/guest_state_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
-		$(BUILD)/vm/preinit $(BUILD)/vm/sev_guest_fake \
+		$(BUILD)/vm/preinit $(BUILD)/vm/sev_guest_fake $(BUILD)/vm/sev_guest_probe \
 		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements image
 	@tests/run.sh
 

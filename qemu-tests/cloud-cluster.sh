@@ -382,7 +382,8 @@ cloud_cluster() {
 #   cloud_variant_tpm NAME [BYTE]  node NAME's vTPM provisioned (once per state dir); BYTE: the
 #                                  HCL report's byte at that offset flipped, then written anew
 #   cloud_variant_initrd BOOT      boot_initrd: the initrd BOOT boots (aws-sev-snp: initrd with
-#                                  the pre-init overlay of the fake /dev/sev-guest)
+#                                  the pre-init overlay of the fake /dev/sev-guest and its
+#                                  probe, tests/vm/sev_guest_probe.c)
 cloud_variant() { echo "${CLOUD_VARIANT:-qemu-vtpm}"; }
 cloud_variant_dir() { echo "$work/variant"; }
 
@@ -503,6 +504,7 @@ cloud_variant_initrd() {
 	echo "${CLOUD_SNP_TAMPER:+--tamper-first $CLOUD_SNP_TAMPER}" >"$d/sev-guest/args"
 	BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-$boot.img" --base "$initrd" --module cuse \
 		--step "$BUILD/vm/sev_guest_fake:50-sev-guest" \
+		--step "$BUILD/vm/sev_guest_probe:60-sev-guest-probe" \
 		--file "$d/snp/signer.key:/preinit/sev-guest/signer.key" \
 		--file "$d/sev-guest/report.bin:/preinit/sev-guest/report.bin" \
 		--file "$d/sev-guest/table.bin:/preinit/sev-guest/table.bin" \

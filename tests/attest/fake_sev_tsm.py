@@ -259,7 +259,7 @@ def dev_ioctl(pid, body):
     if ext:
         addr, length = struct.unpack_from("<QI", r, 96)
         npages = 0 if (length == 0 or addr == 0) else length // 4096
-        if npages and (length % 4096 or length > opt["blob_max"]):
+        if length and addr and (length % 4096 or length > opt["blob_max"]):
             raise OSError(errno.EINVAL, "certs_len")
         table = cert_table()
         need = max((len(table) + 4095) // 4096, opt["table_pages"])

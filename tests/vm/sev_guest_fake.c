@@ -257,7 +257,7 @@ static int do_ioctl(pid_t pid, uint32_t cmd, uint8_t io[32], int *copy_back)
 		certs_addr = le64(req + 96);
 		certs_len = le32(req + 104);
 		npages = certs_len == 0 || certs_addr == 0 ? 0 : certs_len / PAGE;
-		if (npages && (certs_len % PAGE || certs_len > BLOB_MAX)) {
+		if (certs_len && certs_addr && (certs_len % PAGE || certs_len > BLOB_MAX)) {
 			say("%s: certs_len %u not page-aligned or above %d: EINVAL", what,
 			    certs_len, BLOB_MAX);
 			return -EINVAL;

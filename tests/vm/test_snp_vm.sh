@@ -8,8 +8,10 @@
 # signed byte of its first report (--tamper-first 1): the join service refuses that aTLS
 # handshake with one line naming the report's signature and issues no ticket; the node logs
 # the failed call in one line (the handshake closed: it cannot know why) and its round fails;
-# its next round (30 s later) joins with a good report and the kubelet stand-in runs. No secret of the run in the serial log. Root only (network namespaces).
-# docs/sevboot.md.
+# its next round (30 s later) joins with a good report and the kubelet stand-in runs. A probe
+# step after the fake checks the ABI's error answers through the kernel's CUSE ioctl; a boot
+# whose pre-init step fails powers off with one line before the agent starts. No secret of
+# the run in the serial log. Root only (network namespaces). About 85 s. docs/sevboot.md.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -25,7 +27,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "# not root: the aws-sev-snp boot skipped (network namespaces)"
 	exit 0
 fi
-for f in "$BUILD/vm/standin" "$BUILD/vm/preinit" "$BUILD/vm/sev_guest_fake" "$tools/constel-init" \
+for f in "$BUILD/vm/standin" "$BUILD/vm/preinit" "$BUILD/vm/sev_guest_fake" "$BUILD/vm/sev_guest_probe" "$tools/constel-init" \
 	"$tools/constel-joinservice" "$initrd"; do
 	[ -e "$f" ] || { fail snp_vm_setup "$f is missing (make agent tools initrd $f)"; exit 0; }
 done
@@ -75,6 +77,14 @@ says $b 'preinit: module [0-9]*-cuse.ko loaded' && says $b 'sev-guest-fake: /dev
 	grep -q 'constel.attestation-variant=aws-sev-snp' "$logs/$b.cmdline" && pass $t ||
 	fail $t "$(grep -a 'preinit: \|sev-guest-fake: \|starting as PID 1' "$logs/$b.log" | tail -3 | cut -c1-160 | tr '\n' ' ')"
 
+# the ABI answers the agent's happy path does not reach, through the kernel's CUSE ioctl
+# (tests/vm/sev_guest_probe.c, a pre-init step after the fake)
+t=snp_vm_fake_sev_guest_answers_the_abis_errors
+np=$(grep -ac 'sev-guest-probe: PASS' "$logs/$b.log")
+nf=$(grep -ac 'sev-guest-probe: FAIL' "$logs/$b.log")
+[ "$np" = 10 ] && [ "$nf" = 0 ] && pass "$t ($np checks)" ||
+	fail $t "$np passed, $nf failed: $(grep -a 'sev-guest-probe: FAIL' "$logs/$b.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
+
 # the fake's requests: the first report tampered, a later one not; SNP_GET_EXT_REPORT with the
 # certificate table in the agent's pages (the agent asks for the extended report)
 t=snp_vm_fake_served_a_tampered_then_a_good_extended_report
@@ -106,6 +116,22 @@ t=snp_vm_worker_joined_with_aws_sev_snp_and_the_kubelet_ran
 [ "$rc" = 0 ] && [ "$(grep -ac "ticket issued for $wn" "$logs/joinservice.log")" = 1 ] &&
 	[ "$(node_data $b join_endpoint)" = "$CLOUD_AWS_LB_NAME:6443" ] && pass "$t (${secs} s with the setup)" ||
 	fail $t "boot $rc: $(tail_log $b) $(tail -1 "$logs/joinservice.log" | cut -c1-200)"
+
+# the shim's failure path: a step that fails (the fake without its files) is one line and the
+# VM powers off before the agent starts (a kernel and no network: a few seconds)
+t=snp_vm_preinit_failing_step_powers_off_before_the_agent
+if BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-fail.img" --base "$initrd" \
+	--step "$BUILD/vm/sev_guest_fake:50-sev-guest" 2>"$work/fail.err"; then
+	t1=$SECONDS
+	python3 qemu-tests/vm.py --initrd "$work/initrd-fail.img" --log "$logs/preinit-fail.log" \
+		--start-on 'preinit: PID' --timeout 120 >"$logs/preinit-fail.out" 2>&1
+	rc=$?
+	says preinit-fail 'preinit: /preinit.d/50-sev-guest: exit 1' && says preinit-fail 'preinit: a step failed: powering off' &&
+		! says preinit-fail 'starting as PID 1' && [ $rc = 2 ] && ! grep -q timeout "$logs/preinit-fail.out" &&
+		pass "$t ($((SECONDS - t1)) s)" || fail $t "vm.py $rc: $(grep -a 'preinit: \|sev-guest-fake: ' "$logs/preinit-fail.log" | tail -2 | tr '\n' ' ') $(tail -1 "$logs/preinit-fail.out")"
+else
+	fail $t "the overlay: $(tail -1 "$work/fail.err")"
+fi
 
 python3 tests/secrets.py --workspace "$work/ws" --scan "$work" --raw "$token" --raw "${token#*.}" \
 	--raw "$banner_token" --raw "${banner_token#*.}" --pem "$work/ca.key" \
