@@ -11,7 +11,8 @@
  * copy_from_user/copy_to_user do) and from include/uapi/linux/sev-guest.h and
  * drivers/virt/coco/sev-guest/sev-guest.c (Linux 6.1), the same ABI as
  * tests/attest/fake_sev_tsm.py's --dev mode on the host:
- *   - msg_version 0: EINVAL; vmpl above 3 or a reserved byte set: EINVAL;
+ *   - msg_version 0: EINVAL; req_data or resp_data 0: EINVAL; vmpl above 3 or a reserved
+ *     byte set: EINVAL;
  *   - SNP_GET_REPORT (0xC0205300): the report into resp_data (status 0, report_size 1184, the
  *     report at offset 32 of the 4000-byte response);
  *   - SNP_GET_EXT_REPORT (0xC0205302): certs_address 0 or certs_len 0 asks for no pages;
@@ -237,6 +238,10 @@ static int do_ioctl(pid_t pid, uint32_t cmd, uint8_t io[32], int *copy_back)
 	*copy_back = 0;
 	if (io[0] == 0) {
 		say("%s: msg_version 0: EINVAL", what);
+		return -EINVAL;
+	}
+	if (!req_addr || !resp_addr) {
+		say("%s: no request or response buffer: EINVAL", what);
 		return -EINVAL;
 	}
 	if (disabled) {

@@ -105,6 +105,8 @@ int main(void)
 	result("reserved_byte_einval", e == EINVAL, "errno %d", e, 0);
 	ext.data.rsvd[27] = 0;
 
+	e = call(fd, IOC_GET_EXT, 1, &ext, NULL, &io);
+	result("no_response_buffer_einval", e == EINVAL, "errno %d", e, 0);
 	e = call(fd, IOC_GET_REPORT, 1, (void *)(uintptr_t)8, resp, &io);
 	result("unreadable_request_efault", e == EFAULT, "errno %d", e, 0);
 	e = call(fd, IOC_DERIVED_KEY, 1, &ext.data, resp, &io);
