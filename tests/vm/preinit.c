@@ -3,12 +3,12 @@
  * becomes the agent, PID 1 kept:
  *   1. devtmpfs on /dev, proc on /proc, sysfs on /sys (the agent mounts them again later: its
  *      mount table tolerates EBUSY and stacking);
- *   2. every .ko file in /preinit/modules in lexical order (finit_module; NN-name.ko fixes the order,
- *      EEXIST is fine);
- *   3. every executable file in /preinit.d, in lexical order, argv[0] its path, the environment we were
- *      given, each waited for; a step that keeps running (a fake device) forks, and its parent
- *      exits 0 once the child is ready. A step that fails: one line "preinit: STEP: exit N"
- *      and the VM powers off;
+ *   2. every .ko file in /preinit/modules in lexical order (finit_module; NN-name.ko fixes
+ *      the order, EEXIST is fine);
+ *   3. every executable file in /preinit.d, in lexical order, argv[0] its path, the
+ *      environment we were given, each waited for; a step that keeps running (a fake
+ *      device) forks, and its parent exits 0 once the child is ready. A step that fails:
+ *      one line "preinit: STEP: exit N" and the VM powers off;
  *   4. execve("/constel-agent") with the kernel's argv and envp.
  * Console lines start "preinit: ". docs/sevboot.md. */
 #include <dirent.h>
