@@ -30,8 +30,8 @@
 #   cloud_boot NS CSP NAME BOOT SECONDS [words]   node_vm in NS with constel.csp=CSP, in the
 #                              background (vm_pid), the fake started first (the vTPM
 #                              provisioned before it for CLOUD_VARIANT, below; CLOUD_TAMPER=BYTE:
-#                              that byte of the HCL report flipped); the command line in
-#                              $logs/BOOT.cmdline
+#                              that byte of the HCL report flipped), the variant's initrd
+#                              (cloud_variant_initrd); the command line in $logs/BOOT.cmdline
 #   cloud_boot_end             waits for the boot (its status), stops its fake
 #   cloud_init NS OUT          constel-init apply against control-plane-0's init server
 #   cloud_cluster NS CSP       the three boots; statuses in cp_rc, cli_rc, w_rc, wr_rc
