@@ -75,7 +75,6 @@ static size_t table_len;
 static uint8_t key_x[48];
 static br_ec_private_key key = {BR_EC_secp384r1, key_x, 0};
 static long tamper_left;
-static int disabled; /* the message key is never disabled here: no firmware errors are faked */
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -225,7 +224,7 @@ static int vm_write(pid_t pid, uint64_t addr, const void *buf, size_t n)
 	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -EFAULT;
 }
 
-/* ---- FUSE_IOCTL: returns the ioctl's result; *exitinfo2 set when the struct goes back ---- */
+/* ---- FUSE_IOCTL: the ioctl's result; *copy_back when io (exitinfo2 set) goes back ---- */
 static int do_ioctl(pid_t pid, uint32_t cmd, uint8_t io[32], int *copy_back)
 {
 	static uint8_t resp[RESP_LEN], pages[BLOB_MAX];
@@ -244,20 +243,15 @@ static int do_ioctl(pid_t pid, uint32_t cmd, uint8_t io[32], int *copy_back)
 		say("%s: no request or response buffer: EINVAL", what);
 		return -EINVAL;
 	}
-	if (disabled) {
-		say("%s: message key disabled: ENOTTY", what);
-		return -ENOTTY;
-	}
 	if (vm_read(pid, req_addr, req, ext ? 112 : 96) < 0) {
 		say("%s: request at 0x%llx unreadable: EFAULT", what, (unsigned long long)req_addr);
 		return -EFAULT;
 	}
 	vmpl = le32(req + 64);
-	for (int i = 68; i < 96; i++)
-		if (req[i] || vmpl > 3) {
-			say("%s: vmpl %u or a reserved byte set: EINVAL", what, vmpl);
-			return -EINVAL;
-		}
+	if (vmpl > 3 || memcmp(req + 68, (const uint8_t[28]){0}, 28)) {
+		say("%s: vmpl %u or a reserved byte set: EINVAL", what, vmpl);
+		return -EINVAL;
+	}
 	if (ext) {
 		certs_addr = le64(req + 96);
 		certs_len = le32(req + 104);
