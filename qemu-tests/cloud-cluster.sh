@@ -500,15 +500,18 @@ cloud_variant_initrd() {
 	local boot=$1 d
 	d=$(cloud_variant_dir)
 	boot_initrd=$initrd
-	[ "$(cloud_variant)" = aws-sev-snp ] || return 0
-	echo "${CLOUD_SNP_TAMPER:+--tamper-first $CLOUD_SNP_TAMPER}" >"$d/sev-guest/args"
-	BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-$boot.img" --base "$initrd" --module cuse \
-		--step "$BUILD/vm/sev_guest_fake:50-sev-guest" \
-		--step "$BUILD/vm/sev_guest_probe:60-sev-guest-probe" \
-		--file "$d/snp/signer.key:/preinit/sev-guest/signer.key" \
-		--file "$d/sev-guest/report.bin:/preinit/sev-guest/report.bin" \
-		--file "$d/sev-guest/table.bin:/preinit/sev-guest/table.bin" \
-		--file "$d/sev-guest/args:/preinit/sev-guest/args" >&2 || return 1
+	case $(cloud_variant) in
+	aws-sev-snp) # the fake /dev/sev-guest (CUSE) and its probe, before the agent
+		echo "${CLOUD_SNP_TAMPER:+--tamper-first $CLOUD_SNP_TAMPER}" >"$d/sev-guest/args"
+		set -- --module cuse --step "$BUILD/vm/sev_guest_fake:50-sev-guest" \
+			--step "$BUILD/vm/sev_guest_probe:60-sev-guest-probe" \
+			--file "$d/snp/signer.key:/preinit/sev-guest/signer.key" \
+			--file "$d/sev-guest/report.bin:/preinit/sev-guest/report.bin" \
+			--file "$d/sev-guest/table.bin:/preinit/sev-guest/table.bin" \
+			--file "$d/sev-guest/args:/preinit/sev-guest/args" ;;
+	*) return 0 ;;
+	esac
+	BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-$boot.img" --base "$initrd" "$@" >&2 || return 1
 	boot_initrd=$work/initrd-$boot.img
 }
 
