@@ -110,18 +110,19 @@ static int pem_json(const char *path, char *out, size_t cap)
 }
 
 /* The fake the cluster boots use (tests/cloud/fake_gce_api.py: metadata server and Compute
- * API in one), its getShieldedInstanceIdentity giving the AK for the instance, a configured
- * token accepted, and another key in its first answer: the validator refuses that one naming
- * the AK check and accepts the next (the GCP cluster's tampered join, qemu-tests/). */
+ * API in one), over https with its test CA as --ca-bundle: its getShieldedInstanceIdentity
+ * gives the AK for the instance, a configured token is accepted, and its first answer carries
+ * another key: the validator refuses that one naming the AK check and accepts the next (the
+ * GCP cluster's refused join, qemu-tests/cloud-cluster.sh). */
 TEST(gcp_sev_es_validator_against_fake_gce_api_refuses_another_key_then_accepts_the_ak)
 {
 	static char state[8192];
-	char err[400] = "", pem[1200], other[1200], path[128], api[64];
+	char err[400] = "", pem[1200], other[1200], path[128], api[64], ca[128];
 	uint8_t ak2[TPM_PUBLIC_MAX];
+	struct fake_api f = {0};
 	struct vtpm_fx g;
 	struct vtpm_policy pol;
-	pid_t pid;
-	int port, n, r;
+	int n, r;
 
 	CHECK(gce_start(&g, &pol, 1) == 0);
 	CHECK(vtpm_fx_issue(&g, doc, sizeof doc, &doc_len, err, sizeof err) == 0);
@@ -139,14 +140,13 @@ TEST(gcp_sev_es_validator_against_fake_gce_api_refuses_another_key_then_accepts_
 	    "\"access_tokens\": [\"" TOKEN "\"], \"other_signing_key\": \"%s\", "
 	    "\"other_key_first\": 1}",
 	    pem, other);
-	snprintf(path, sizeof path, "%s", harness_path(g.dir, "gce.json"));
-	CHECK(n > 0 && (size_t)n < sizeof state && vtpm_fx_write(path, state, (size_t)n) == 0);
-	pid = fake_serve((char *[]){"python3", "tests/cloud/fake_gce_api.py", "--state", path,
-				    "--port", NULL, NULL},
-			 5, "%d", &port);
-	CHECK(pid > 0);
-	snprintf(api, sizeof api, "http://127.0.0.1:%d", port);
+	CHECK(n > 0 && (size_t)n < sizeof state);
+	CHECK(fake_api_start(&f, "tests/cloud/fake_gce_api.py", "gce-es", state, 1) == 0 &&
+	      f.tls_port > 0);
+	snprintf(api, sizeof api, "https://localhost:%d", f.tls_port);
+	snprintf(ca, sizeof ca, "%s", harness_path(f.dir, "ca.pem"));
 	pol.api = api;
+	pol.ca_bundle = ca;
 	r = validate(&g, &pol, err, sizeof err);
 	if (r != -EINVAL ||
 	    !fake_has(err, "gcp-sev-es: the AK is not the signing key GCE gives for "
@@ -154,12 +154,18 @@ TEST(gcp_sev_es_validator_against_fake_gce_api_refuses_another_key_then_accepts_
 		harness_fail(__FILE__, __LINE__, "first answer (another key): %d %s", r, err);
 	if (validate(&g, &pol, err, sizeof err) != 0)
 		harness_fail(__FILE__, __LINE__, "second answer (the AK) refused: %s", err);
+	CHECK(fake_api_log_count(&f, "getShieldedInstanceIdentity") == 2);
+	/* the system's anchors do not know the fake's CA */
+	pol.ca_bundle = NULL;
+	CHECK(validate(&g, &pol, err, sizeof err) < 0 &&
+	      fake_has(err, "getShieldedInstanceIdentity"));
+	pol.ca_bundle = ca;
 	unsetenv("GOOGLE_OAUTH_ACCESS_TOKEN");
 	r = validate(&g, &pol, err, sizeof err);
 	setenv("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN, 1);
 	CHECK(r == -EINVAL && fake_has(err, "getShieldedInstanceIdentity of constel-test/"
 					    "europe-west3-b/constel-worker-0: HTTP 401"));
-	fake_reap(pid);
+	fake_api_stop(&f);
 	vtpm_fx_stop(&g);
 }
 
