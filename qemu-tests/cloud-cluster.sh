@@ -124,6 +124,7 @@ cloud_fake() {
 		# the metadata server and the Compute API in one fake: the token the one issues the
 		# other accepts; the metadata server describes NAME
 		cloud_api_state gcp "$name" >"$work/$boot.gce.json" || return 1
+		cloud_variant_gce_state "$work/$boot.gce.json" "$boot" || return 1
 		ip netns exec "$ns" python3 tests/cloud/fake_gce_api.py --state "$work/$boot.gce.json" \
 			--addr 169.254.169.254 --port 80 --tls "$work/api/api.pem" --tls-listen "$CLOUD_API:443" \
 			--log "$logs/$boot.fake" >"$work/$boot.ready" 2>"$logs/$boot.fake.err" &
@@ -286,7 +287,7 @@ cloud_boot() {
 	cloud_variant_tpm "$name" ${CLOUD_TAMPER:-} || return 1
 	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
 	# the kernel's command line (quiet: the kernel does not print it), for the record
-	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=$(cloud_variant) constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
+	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=$(cloud_variant) constel.reboot-delay=1 $(cloud_variant_words)$*" >"$logs/$boot.cmdline"
 	NODE_NETNS=$ns NODE_STATE_SCSI=$(cloud_state_scsi "$csp") node_vm "$name" "$boot" "$secs" \
 		--initrd "$initrd" --append "$(cat "$logs/$boot.cmdline")" &
 	vm_pid=$!
@@ -361,6 +362,15 @@ cloud_cluster() {
 #     SNP report the test chain of tests/attest/azure_snp_test.py signs (one chain per cluster,
 #     a report per node: REPORT_DATA is the SHA-256 of runtime data naming that node's AK;
 #     trimmed to swtpm's 2048-byte NV limit), THIM's VCEK and chain from the fake IMDS.
+#   gcp-sev-es: GCE's AK template in NV 0x01c10001 (the AK the agent makes from it, as PEM, in
+#     $(cloud_variant_dir)/ak-NAME.pem: getShieldedInstanceIdentity's signingKey of NAME in
+#     the GCE fake); the initrd with the test pre-init shim (qemu-tests/preinit.sh) whose step
+#     build/vm/gce_pcr0 extends PCR 0 with GCE's firmware events and writes their log to
+#     /preinit/eventlog, which constel.event-log= hands to the agent (qboot measures nothing);
+#     the tools ask the fake's Compute API at https://CLOUD_API with the run's test CA
+#     (--ca-bundle) and a token made for the cluster (GOOGLE_OAUTH_ACCESS_TOKEN, the fake's
+#     access_tokens); CLOUD_GCE_OTHER_KEY_BOOT=BOOT: that boot's fake answers the first
+#     getShieldedInstanceIdentity with another key ($(cloud_variant_dir)/other.pem).
 #   aws-nitro-tpm: nothing to provision (NitroTPM's AK is the agent's own, at 0x81008F01, as on
 #     qemu-vtpm; the identity document comes from the fake IMDSv2); the validators' EC2
 #     DescribeImages (TpmSupport of the document's AMI) goes to tests/cloud/fake_aws_api.py in
@@ -372,6 +382,9 @@ cloud_cluster() {
 #   cloud_variant_m                the measurements file the tools take (the variant's config)
 #   cloud_variant_args             constel-init's and the join service's other options (words)
 #   cloud_variant_fake_args        the fake's extra --set options
+#   cloud_variant_words            the variant's kernel command-line words (each with a
+#                                  trailing blank)
+#   cloud_variant_gce_state FILE BOOT   the GCE fake's state amended for the variant
 #   cloud_variant_tpm NAME [BYTE]  node NAME's vTPM provisioned (once per state dir); BYTE: the
 #                                  HCL report's byte at that offset flipped, then written anew
 cloud_variant() { echo "${CLOUD_VARIANT:-qemu-vtpm}"; }
@@ -393,6 +406,27 @@ cloud_variant_m() {
 			           "amdRootKey": ""}, open(sys.argv[1], "w"))
 		PY
 		echo "$d/config.json" ;;
+	gcp-sev-es) # GCP's enforced PCRs as gce_pcr0's events leave them (PCR 4: the separator
+		# on zero; the others zero), and PCR 0 enforced too: GCE's version and NonHostInfo,
+		# then the separator; PCR 1, 2, 3, 6 warnOnly (Constellation's GCP measurements)
+		mkdir -p "$d"
+		python3 - "$d/gce-m.json" <<-'PY'
+			import hashlib, json, sys
+			H = lambda b: hashlib.sha256(b).digest()
+			ext = lambda pcr, d: H(pcr + d)
+			ucs2 = "GCE Virtual Firmware v1\0".encode("utf-16-le")
+			nhi = b"GCE NonHostInfo\0" + bytes([1]) + bytes(15)
+			sep = H(bytes(4))
+			pcr = {p: bytes(32) for p in range(16)}
+			for d in (H(ucs2), H(nhi)):
+			    pcr[0] = ext(pcr[0], d)
+			for p in range(8):
+			    pcr[p] = ext(pcr[p], sep)
+			m = {str(p): {"expected": pcr[p].hex(), "warnOnly": p in (1, 2, 3, 6)}
+			     for p in (0, 1, 2, 3, 4, 6, 8, 9, 11, 12, 13, 15)}
+			json.dump(m, open(sys.argv[1], "w"))
+		PY
+		echo "$d/gce-m.json" ;;
 	aws-nitro-tpm) # its enforced PCRs, every one zero as above
 		mkdir -p "$d"
 		python3 -c 'import json, sys; json.dump({str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}, open(sys.argv[1], "w"))' "$d/m.json"
@@ -409,6 +443,9 @@ cloud_variant_up() {
 	d=$(cloud_variant_dir)
 	case $(cloud_variant) in
 	aws-nitro-tpm) ;;
+	gcp-sev-es)
+		cloud_variant_gce_up
+		return ;;
 	*) return 0 ;;
 	esac
 	mkdir -p "$d"
@@ -434,11 +471,58 @@ cloud_variant_up() {
 	return 1
 }
 
+# gcp-sev-es: the initrd with the pre-init shim and gce_pcr0 over the one with the test CA
+# (initrd names it from then on), the validators' token, another RSA key for the refused case.
+cloud_variant_gce_up() {
+	local d
+	d=$(cloud_variant_dir)
+	mkdir -p "$d"
+	[ -x "$BUILD/vm/gce_pcr0" ] || { echo "$BUILD/vm/gce_pcr0 is missing (make $BUILD/vm/gce_pcr0)" >&2; return 1; }
+	if [ "$initrd" != "$work/initrd-gce.img" ]; then
+		BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-gce.img" --base "$initrd" \
+			--step "$BUILD/vm/gce_pcr0:10-gce-pcr0" >"$d/preinit.out" 2>&1 ||
+			{ echo "the pre-init initrd failed: $(tail -1 "$d/preinit.out")" >&2; return 1; }
+		initrd=$work/initrd-gce.img
+	fi
+	[ -n "${GOOGLE_OAUTH_ACCESS_TOKEN:-}" ] ||
+		GOOGLE_OAUTH_ACCESS_TOKEN=ya29.$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+	export GOOGLE_OAUTH_ACCESS_TOKEN
+	[ -s "$d/other.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 2>/dev/null |
+		openssl pkey -pubout -out "$d/other.pem" 2>/dev/null ||
+		{ echo "another RSA key for the GCE fake failed" >&2; return 1; }
+}
+
+cloud_variant_gce_state() {
+	[ "$(cloud_variant)" = gcp-sev-es ] || return 0
+	python3 - "$1" "$(cloud_variant_dir)" "$GOOGLE_OAUTH_ACCESS_TOKEN" \
+		"$([ "${CLOUD_GCE_OTHER_KEY_BOOT:-}" = "$2" ] && echo 1 || echo 0)" <<-'PY'
+		import json, os, sys
+		path, d, tok, other = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+		s = json.load(open(path))
+		for i in s["instances"]:
+		    f = os.path.join(d, "ak-%s.pem" % i["name"])
+		    if os.path.exists(f):
+		        i["signing_key"] = open(f).read()
+		s["access_tokens"] = [tok]
+		if other:
+		    s["other_signing_key"] = open(os.path.join(d, "other.pem")).read()
+		    s["other_key_first"] = other
+		json.dump(s, open(path, "w"), indent=1)
+	PY
+}
+
+cloud_variant_words() {
+	case $(cloud_variant) in
+	gcp-sev-es) echo "constel.event-log=/preinit/eventlog " ;;
+	esac
+}
+
 cloud_variant_args() {
 	case $(cloud_variant) in
 	qemu-vtpm) echo "" ;;
 	azure-sev-snp) echo "--attestation azure-sev-snp --amd-root $(cloud_variant_dir)/ark.pem" ;;
 	aws-nitro-tpm) echo "--attestation aws-nitro-tpm --api $cloud_aws_api" ;;
+	gcp-sev-es) echo "--attestation gcp-sev-es --api https://$CLOUD_API --ca-bundle $work/https/ca.crt" ;;
 	*) echo "--attestation $(cloud_variant)" ;;
 	esac
 }
@@ -474,14 +558,16 @@ cloud_variant_tpm() {
 	local prov=$PWD/$BUILD/test/tools/vtpm-provision
 	d=$(cloud_variant_dir) tpm=$work/tpm-$name
 	case $(cloud_variant) in
-	azure-sev-snp) ;;
+	azure-sev-snp | gcp-sev-es) ;;
 	*) return 0 ;;
 	esac
 	[ -z "$byte" ] && [ "$(cat "$tpm.variant" 2>/dev/null)" = "$(cloud_variant)" ] && return 0
 	[ -x "$prov" ] || { echo "$prov is missing (make $BUILD/test/tools/vtpm-provision)" >&2; return 1; }
 	mkdir -p "$tpm" "$d"
 	cloud_variant_swtpm "$tpm" || return 1
-	if n=$("$prov" "$tpm_tcti" hcl-ak); then
+	if [ "$(cloud_variant)" = gcp-sev-es ]; then
+		"$prov" "$tpm_tcti" gce >"$d/ak-$name.pem" || rc=1
+	elif n=$("$prov" "$tpm_tcti" hcl-ak); then
 		# runtime data as the HCL writes it: the AK as a JWK, the VM's configuration
 		printf '{"keys":[{"kid":"HCLAkPub","key_ops":["sign"],"kty":"RSA","e":"AQAB","n":"%s"}],"vm-configuration":{"console-enabled":true,"secure-boot":true,"tpm-enabled":true,"vmUniqueId":"5E3C1E43-7A26-4B7D-A1C5-6A3B6A7D3F21"}}' \
 			"$n" >"$d/rt-$name.json"
