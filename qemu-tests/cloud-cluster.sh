@@ -537,17 +537,24 @@ cloud_variant_fake_args() {
 
 # cloud_variant_swtpm DIR: swtpm on the state in DIR at 127.0.0.1 (tpm_pid, tpm_tcti), as the
 # unit tests' swtpm.h starts it (tpm2-tss's swtpm TCTI takes the control channel at port + 1)
+# (free_port's port is free, the next one may not be: swtpm exiting at once is retried on
+# other ports, 5 times at most)
 cloud_variant_swtpm() {
 	local p c
-	p=$(free_port) c=$((p + 1))
-	swtpm socket --tpm2 --server "type=tcp,port=$p,bindaddr=127.0.0.1" \
-		--ctrl "type=tcp,port=$c,bindaddr=127.0.0.1" --tpmstate "dir=$1" \
-		--flags not-need-init,startup-clear --log "file=$1.provision.log" &
-	tpm_pid=$!
-	tpm_tcti=swtpm:host=127.0.0.1,port=$p
-	for _ in $(seq 50); do
-		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$p" 2>/dev/null && return 0
-		sleep 0.1
+	for _ in 1 2 3 4 5; do
+		p=$(free_port) c=$((p + 1))
+		swtpm socket --tpm2 --server "type=tcp,port=$p,bindaddr=127.0.0.1" \
+			--ctrl "type=tcp,port=$c,bindaddr=127.0.0.1" --tpmstate "dir=$1" \
+			--flags not-need-init,startup-clear --log "file=$1.provision.log" &
+		tpm_pid=$!
+		tpm_tcti=swtpm:host=127.0.0.1,port=$p
+		for _ in $(seq 50); do
+			kill -0 "$tpm_pid" 2>/dev/null || break
+			python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$p" 2>/dev/null && return 0
+			sleep 0.1
+		done
+		kill -0 "$tpm_pid" 2>/dev/null && break
+		wait "$tpm_pid" 2>/dev/null
 	done
 	echo "swtpm on $1 did not start: $(tail -2 "$1.provision.log")" >&2
 	return 1
