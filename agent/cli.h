@@ -47,6 +47,9 @@ struct atls_issuer;
  * -EINVAL with one line in err for another variant. */
 int cli_issuer(const char *variant, const struct tcti_spec *tpm, const struct atls_issuer **issuer,
 	       const struct tcti_spec **marked, char *err, size_t errlen);
+/* The event log the vTPM issuer cli_issuer picked reads instead of securityfs's (PID 1's
+ * constel.event-log=; path must outlive the issuer). -ENOTSUP when it picked no vTPM variant. */
+int cli_issuer_event_log(const char *path);
 
 /* The host commands (commands.c), run with the parsed global options. Return an exit code. */
 int cmd_join(const struct cli *c);		/* join, rejoin */

@@ -111,6 +111,14 @@ int cli_issuer(const char *variant, const struct tcti_spec *tpm, const struct at
 	return 0;
 }
 
+int cli_issuer_event_log(const char *path)
+{
+	if (!vtpm_env.variant)
+		return -ENOTSUP;
+	vtpm_env.event_log = path;
+	return 0;
+}
+
 /* The options, then the duration option named tname and the attestation variant, each
  * read after the options set them. */
 static int parse_all(int argc, char **argv, struct opt *opts, const char *tname,

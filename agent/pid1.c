@@ -109,6 +109,11 @@ int pid1_main(void)
 	if (tcti_spec_parse("device:/dev/tpmrm0", &tpm, err, sizeof err) < 0 ||
 	    cli_issuer(cfg.variant, &tpm, &cfg.issuer, &cfg.tpm, err, sizeof err) < 0)
 		die(cfg.reboot_delay_s, err);
+	if (cfg.event_log && cli_issuer_event_log(cfg.event_log) < 0)
+		log_warn("attest: constel.event-log= ignored: variant %s sends no event log",
+			 cfg.variant);
+	else if (cfg.event_log)
+		log_info("attest: the event log is %s (constel.event-log=)", cfg.event_log);
 	cfg.pid1 = 1;
 	cfg.sv = &sv;
 	node_run(&cfg); /* PID 1 leaves it only through boot_end */

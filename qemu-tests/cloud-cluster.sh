@@ -124,6 +124,7 @@ cloud_fake() {
 		# the metadata server and the Compute API in one fake: the token the one issues the
 		# other accepts; the metadata server describes NAME
 		cloud_api_state gcp "$name" >"$work/$boot.gce.json" || return 1
+		cloud_variant_gce_state "$work/$boot.gce.json" "$boot" || return 1
 		ip netns exec "$ns" python3 tests/cloud/fake_gce_api.py --state "$work/$boot.gce.json" \
 			--addr 169.254.169.254 --port 80 --tls "$work/api/api.pem" --tls-listen "$CLOUD_API:443" \
 			--log "$logs/$boot.fake" >"$work/$boot.ready" 2>"$logs/$boot.fake.err" &
@@ -287,7 +288,7 @@ cloud_boot() {
 	cloud_variant_initrd "$boot" || return 1
 	cloud_fake "$ns" "$csp" "$name" "$boot" || return 1
 	# the kernel's command line (quiet: the kernel does not print it), for the record
-	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=$(cloud_variant) constel.reboot-delay=1 $*" >"$logs/$boot.cmdline"
+	echo "root=/dev/vda rootfstype=ext4 constel.disk-kdf=min constel.csp=$csp constel.attestation-variant=$(cloud_variant) constel.reboot-delay=1 $(cloud_variant_words)$*" >"$logs/$boot.cmdline"
 	NODE_NETNS=$ns NODE_STATE_SCSI=$(cloud_state_scsi "$csp") node_vm "$name" "$boot" "$secs" \
 		--initrd "$boot_initrd" --append "$(cat "$logs/$boot.cmdline")" &
 	vm_pid=$!
@@ -368,6 +369,15 @@ cloud_cluster() {
 #     cluster; its template report and certificate table from fake_sev_tsm.py --write); the
 #     AK is the agent's own at 0x81008F01 as on qemu-vtpm. CLOUD_SNP_TAMPER=N: the boot's first
 #     N reports get a byte of the measurement flipped after signing. docs/sevboot.md.
+#   gcp-sev-es: GCE's AK template in NV 0x01c10001 (the AK the agent makes from it, as PEM, in
+#     $(cloud_variant_dir)/ak-NAME.pem: getShieldedInstanceIdentity's signingKey of NAME in
+#     the GCE fake); the initrd with the test pre-init shim (qemu-tests/preinit.sh) whose step
+#     build/vm/gce_pcr0 extends PCR 0 with GCE's firmware events and writes their log to
+#     /preinit/eventlog, which constel.event-log= hands to the agent (qboot measures nothing);
+#     the tools ask the fake's Compute API at https://CLOUD_API with the run's test CA
+#     (--ca-bundle) and a token made for the cluster (GOOGLE_OAUTH_ACCESS_TOKEN, the fake's
+#     access_tokens); CLOUD_GCE_OTHER_KEY_BOOT=BOOT: that boot's fake answers the first
+#     getShieldedInstanceIdentity with another key ($(cloud_variant_dir)/other.pem).
 #   aws-nitro-tpm: nothing to provision (NitroTPM's AK is the agent's own, at 0x81008F01, as on
 #     qemu-vtpm; the identity document comes from the fake IMDSv2); the validators' EC2
 #     DescribeImages (TpmSupport of the document's AMI) goes to tests/cloud/fake_aws_api.py in
@@ -379,11 +389,14 @@ cloud_cluster() {
 #   cloud_variant_m                the measurements file the tools take (the variant's config)
 #   cloud_variant_args             constel-init's and the join service's other options (words)
 #   cloud_variant_fake_args        the fake's extra --set options
+#   cloud_variant_words            the variant's kernel command-line words (each with a
+#                                  trailing blank)
+#   cloud_variant_gce_state FILE BOOT   the GCE fake's state amended for the variant
 #   cloud_variant_tpm NAME [BYTE]  node NAME's vTPM provisioned (once per state dir); BYTE: the
 #                                  HCL report's byte at that offset flipped, then written anew
 #   cloud_variant_initrd BOOT      boot_initrd: the initrd BOOT boots (aws-sev-snp: initrd with
 #                                  the pre-init overlay of the fake /dev/sev-guest and its
-#                                  probe, tests/vm/sev_guest_probe.c)
+#                                  probe, tests/vm/sev_guest_probe.c; gcp-sev-es: gce_pcr0's)
 cloud_variant() { echo "${CLOUD_VARIANT:-qemu-vtpm}"; }
 cloud_variant_dir() { echo "$work/variant"; }
 
@@ -413,6 +426,27 @@ cloud_variant_m() {
 			           "amdSigningKey": open(sys.argv[2]).read()}, open(sys.argv[1], "w"))
 		PY
 		echo "$d/config.json" ;;
+	gcp-sev-es) # GCP's enforced PCRs as gce_pcr0's events leave them (PCR 4: the separator
+		# on zero; the others zero), and PCR 0 enforced too: GCE's version and NonHostInfo,
+		# then the separator; PCR 1, 2, 3, 6 warnOnly (Constellation's GCP measurements)
+		mkdir -p "$d"
+		python3 - "$d/gce-m.json" <<-'PY'
+			import hashlib, json, sys
+			H = lambda b: hashlib.sha256(b).digest()
+			ext = lambda pcr, d: H(pcr + d)
+			ucs2 = "GCE Virtual Firmware v1\0".encode("utf-16-le")
+			nhi = b"GCE NonHostInfo\0" + bytes([1]) + bytes(15)
+			sep = H(bytes(4))
+			pcr = {p: bytes(32) for p in range(16)}
+			for d in (H(ucs2), H(nhi)):
+			    pcr[0] = ext(pcr[0], d)
+			for p in range(8):
+			    pcr[p] = ext(pcr[p], sep)
+			m = {str(p): {"expected": pcr[p].hex(), "warnOnly": p in (1, 2, 3, 6)}
+			     for p in (0, 1, 2, 3, 4, 6, 8, 9, 11, 12, 13, 15)}
+			json.dump(m, open(sys.argv[1], "w"))
+		PY
+		echo "$d/gce-m.json" ;;
 	aws-nitro-tpm) # its enforced PCRs, every one zero as above
 		mkdir -p "$d"
 		python3 -c 'import json, sys; json.dump({str(p): {"expected": "00" * 32, "warnOnly": False} for p in (4, 8, 9, 11, 12, 13, 15)}, open(sys.argv[1], "w"))' "$d/m.json"
@@ -435,6 +469,9 @@ cloud_variant_up() {
 			python3 tests/attest/fake_sev_tsm.py "$d/sev-guest" "$d/snp" --write --signer vlek ||
 			{ echo "the test AMD chain or the fake's files failed: $(tail -2 "$d/snp/openssl.log")" >&2; return 1; }
 		return 0 ;;
+	gcp-sev-es)
+		cloud_variant_gce_up
+		return ;;
 	*) return 0 ;;
 	esac
 	mkdir -p "$d"
@@ -460,12 +497,53 @@ cloud_variant_up() {
 	return 1
 }
 
+# gcp-sev-es: the validators' token, another RSA key for the refused case (the initrd with
+# the pre-init shim and gce_pcr0: cloud_variant_initrd).
+cloud_variant_gce_up() {
+	local d
+	d=$(cloud_variant_dir)
+	mkdir -p "$d"
+	[ -x "$BUILD/vm/gce_pcr0" ] || { echo "$BUILD/vm/gce_pcr0 is missing (make $BUILD/vm/gce_pcr0)" >&2; return 1; }
+	[ -n "${GOOGLE_OAUTH_ACCESS_TOKEN:-}" ] ||
+		GOOGLE_OAUTH_ACCESS_TOKEN=ya29.$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+	export GOOGLE_OAUTH_ACCESS_TOKEN
+	[ -s "$d/other.pem" ] || openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 2>/dev/null |
+		openssl pkey -pubout -out "$d/other.pem" 2>/dev/null ||
+		{ echo "another RSA key for the GCE fake failed" >&2; return 1; }
+}
+
+cloud_variant_gce_state() {
+	[ "$(cloud_variant)" = gcp-sev-es ] || return 0
+	python3 - "$1" "$(cloud_variant_dir)" "$GOOGLE_OAUTH_ACCESS_TOKEN" \
+		"$([ "${CLOUD_GCE_OTHER_KEY_BOOT:-}" = "$2" ] && echo 1 || echo 0)" <<-'PY'
+		import json, os, sys
+		path, d, tok, other = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+		s = json.load(open(path))
+		for i in s["instances"]:
+		    f = os.path.join(d, "ak-%s.pem" % i["name"])
+		    if os.path.exists(f):
+		        i["signing_key"] = open(f).read()
+		s["access_tokens"] = [tok]
+		if other:
+		    s["other_signing_key"] = open(os.path.join(d, "other.pem")).read()
+		    s["other_key_first"] = other
+		json.dump(s, open(path, "w"), indent=1)
+	PY
+}
+
+cloud_variant_words() {
+	case $(cloud_variant) in
+	gcp-sev-es) echo "constel.event-log=/preinit/eventlog " ;;
+	esac
+}
+
 cloud_variant_args() {
 	case $(cloud_variant) in
 	qemu-vtpm) echo "" ;;
 	azure-sev-snp) echo "--attestation azure-sev-snp --amd-root $(cloud_variant_dir)/ark.pem" ;;
 	aws-sev-snp) echo "--attestation aws-sev-snp --amd-root $(cloud_variant_dir)/snp/ark.pem" ;;
 	aws-nitro-tpm) echo "--attestation aws-nitro-tpm --api $cloud_aws_api" ;;
+	gcp-sev-es) echo "--attestation gcp-sev-es --api https://$CLOUD_API --ca-bundle $work/https/ca.crt" ;;
 	*) echo "--attestation $(cloud_variant)" ;;
 	esac
 }
@@ -480,17 +558,24 @@ cloud_variant_fake_args() {
 
 # cloud_variant_swtpm DIR: swtpm on the state in DIR at 127.0.0.1 (tpm_pid, tpm_tcti), as the
 # unit tests' swtpm.h starts it (tpm2-tss's swtpm TCTI takes the control channel at port + 1)
+# (free_port's port is free, the next one may not be: swtpm exiting at once is retried on
+# other ports, 5 times at most)
 cloud_variant_swtpm() {
 	local p c
-	p=$(free_port) c=$((p + 1))
-	swtpm socket --tpm2 --server "type=tcp,port=$p,bindaddr=127.0.0.1" \
-		--ctrl "type=tcp,port=$c,bindaddr=127.0.0.1" --tpmstate "dir=$1" \
-		--flags not-need-init,startup-clear --log "file=$1.provision.log" &
-	tpm_pid=$!
-	tpm_tcti=swtpm:host=127.0.0.1,port=$p
-	for _ in $(seq 50); do
-		python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$p" 2>/dev/null && return 0
-		sleep 0.1
+	for _ in 1 2 3 4 5; do
+		p=$(free_port) c=$((p + 1))
+		swtpm socket --tpm2 --server "type=tcp,port=$p,bindaddr=127.0.0.1" \
+			--ctrl "type=tcp,port=$c,bindaddr=127.0.0.1" --tpmstate "dir=$1" \
+			--flags not-need-init,startup-clear --log "file=$1.provision.log" &
+		tpm_pid=$!
+		tpm_tcti=swtpm:host=127.0.0.1,port=$p
+		for _ in $(seq 50); do
+			kill -0 "$tpm_pid" 2>/dev/null || break
+			python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$p" 2>/dev/null && return 0
+			sleep 0.1
+		done
+		kill -0 "$tpm_pid" 2>/dev/null && break
+		wait "$tpm_pid" 2>/dev/null
 	done
 	echo "swtpm on $1 did not start: $(tail -2 "$1.provision.log")" >&2
 	return 1
@@ -509,6 +594,8 @@ cloud_variant_initrd() {
 			--file "$d/sev-guest/report.bin:/preinit/sev-guest/report.bin" \
 			--file "$d/sev-guest/table.bin:/preinit/sev-guest/table.bin" \
 			--file "$d/sev-guest/args:/preinit/sev-guest/args" ;;
+	gcp-sev-es) # GCE's PCR 0 firmware events and their log (/preinit/eventlog)
+		set -- --step "$BUILD/vm/gce_pcr0:10-gce-pcr0" ;;
 	*) return 0 ;;
 	esac
 	BUILD=$BUILD qemu-tests/preinit.sh "$work/initrd-$boot.img" --base "$initrd" "$@" >&2 || return 1
@@ -520,14 +607,16 @@ cloud_variant_tpm() {
 	local prov=$PWD/$BUILD/test/tools/vtpm-provision
 	d=$(cloud_variant_dir) tpm=$work/tpm-$name
 	case $(cloud_variant) in
-	azure-sev-snp) ;;
+	azure-sev-snp | gcp-sev-es) ;;
 	*) return 0 ;;
 	esac
 	[ -z "$byte" ] && [ "$(cat "$tpm.variant" 2>/dev/null)" = "$(cloud_variant)" ] && return 0
 	[ -x "$prov" ] || { echo "$prov is missing (make $BUILD/test/tools/vtpm-provision)" >&2; return 1; }
 	mkdir -p "$tpm" "$d"
 	cloud_variant_swtpm "$tpm" || return 1
-	if n=$("$prov" "$tpm_tcti" hcl-ak); then
+	if [ "$(cloud_variant)" = gcp-sev-es ]; then
+		"$prov" "$tpm_tcti" gce >"$d/ak-$name.pem" || rc=1
+	elif n=$("$prov" "$tpm_tcti" hcl-ak); then
 		# runtime data as the HCL writes it: the AK as a JWK, the VM's configuration
 		printf '{"keys":[{"kid":"HCLAkPub","key_ops":["sign"],"kty":"RSA","e":"AQAB","n":"%s"}],"vm-configuration":{"console-enabled":true,"secure-boot":true,"tpm-enabled":true,"vmUniqueId":"5E3C1E43-7A26-4B7D-A1C5-6A3B6A7D3F21"}}' \
 			"$n" >"$d/rt-$name.json"

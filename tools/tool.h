@@ -115,7 +115,8 @@ static inline void tool_attest_usage(FILE *f)
 		"[--tdx-collateral DIR] [--at YYYY-MM-DDTHH:MM:SSZ] [--api URL] (GCE/EC2 API)\n"
 		"[--maa-url URL] (azure-sev-snp's MAA fallback, docs/maa.md)\n"
 		"without --tdx-collateral, TDX collateral from Intel's PCS: [--pcs URL]\n"
-		"[--pcs-certs URL] [--tdx-cache DIR] [--ca-bundle FILE] (docs/tdx.md)\n",
+		"[--pcs-certs URL] [--tdx-cache DIR] [--ca-bundle FILE] (docs/tdx.md; also the\n"
+		"anchors of an https --api)\n",
 		vtpm_check_names());
 }
 
@@ -189,6 +190,7 @@ static inline int tool_policy(struct tool_attest *a, char *err, size_t errlen)
 	a->p.tdx_fetch_ctx = a;
 	a->p.api = a->api;
 	a->p.maa_url = a->maa_url;
+	a->p.ca_bundle = a->ca_bundle;
 	if (a->at && tool_parse_time(a->at, &a->p.at) < 0)
 		return errbuf_set(err, errlen, "--at: YYYY-MM-DDTHH:MM:SSZ, not '%.32s'", a->at);
 	return vtpm_policy_init(&a->p, a->variant, a->mtext, len, err, errlen);

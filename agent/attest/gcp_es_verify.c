@@ -2,7 +2,8 @@
  * es validateCVM.
  *   trusted_key: InstanceInfo names the instance; GCE's instances.getShieldedInstanceIdentity
  *     (GET <api>/compute/v1/projects/P/zones/Z/instances/N/getShieldedInstanceIdentity, api
- *     https://compute.googleapis.com (the system's CA bundle) or --api's http(s) URL, with
+ *     https://compute.googleapis.com (the system's CA bundle, or --ca-bundle's) or --api's
+ *     http(s) URL, with
  *     "Authorization: Bearer $GOOGLE_OAUTH_ACCESS_TOKEN" when that is set) answers
  *     {"signingKey": {"ekPub": "<PEM PUBLIC KEY>"}, ...}; the document's AK must be that key
  *     (RSA modulus and exponent).
@@ -105,8 +106,8 @@ static int spki_rsa(const uint8_t *der, size_t len, struct der_in *n, uint32_t *
 
 /* GET https://HOST/PATH with extra header lines, the chain checked against the system's CA
  * bundle; the whole response (at most max body bytes) into *resp. */
-static int https_get(const char *url, const char *headers, int timeout_ms, size_t max,
-		     struct http_response *resp, char *err, size_t errlen)
+static int https_get(const char *url, const char *anchors, const char *headers, int timeout_ms,
+		     size_t max, struct http_response *resp, char *err, size_t errlen)
 {
 	uint64_t deadline = monotonic_ms() + (uint64_t)timeout_ms;
 	const char *h = url + 8;
@@ -122,7 +123,7 @@ static int https_get(const char *url, const char *headers, int timeout_ms, size_
 	snprintf(hostport, sizeof hostport, "%.*s%s", (int)n, h, memchr(h, ':', n) ? "" : ":443");
 	if (hostport_split(hostport, host, sizeof host, port, sizeof port) < 0)
 		return errbuf_set(err, errlen, "bad URL");
-	if ((r = ca_bundle_load(CA_BUNDLE_DEFAULT, &ca, err, errlen)) < 0)
+	if ((r = ca_bundle_load(anchors ? anchors : CA_BUNDLE_DEFAULT, &ca, err, errlen)) < 0)
 		return r;
 	rl = (int)(strlen(url) + strlen(headers) + 200);
 	req = malloc((size_t)rl);
@@ -208,8 +209,8 @@ static int trusted_key(const struct vtpm_policy *p, const struct vtpm_view *v, c
 		rq.headers = hdr;
 	}
 	if (!strncmp(api, "https://", 8))
-		r = https_get(url, rq.headers ? rq.headers : "", GCE_API_TIMEOUT, GCE_API_MAX,
-			      &resp, why, sizeof why);
+		r = https_get(url, p->ca_bundle, rq.headers ? rq.headers : "", GCE_API_TIMEOUT,
+			      GCE_API_MAX, &resp, why, sizeof why);
 	else
 		r = http_request(url, &rq, GCE_API_TIMEOUT, GCE_API_MAX, &resp, why, sizeof why);
 	secret_wipe(hdr, sizeof hdr);

@@ -83,6 +83,7 @@ struct vtpm_policy {
 	const char *api;	   /* --api URL: the cloud API a validator asks (GCE, EC2) */
 	void *priv;		   /* the variant's parsed configuration (its policy_init) */
 	const char *maa_url;	   /* --maa-url: azure-sev-snp's MAA (else the config's) */
+	const char *ca_bundle;	   /* --ca-bundle: anchors of an https api (NULL: the system's) */
 };
 
 /* The issuer's side of a variant (linked into the agent). */

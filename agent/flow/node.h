@@ -10,13 +10,17 @@
 #include "disk/disk.h"
 #include "flow/flow.h"
 
-#define NODE_MAX_JOIN 8
+#define NODE_MAX_JOIN	   8
+#define NODE_EVENT_LOG_MAX 255
 
 struct node_config {
 	const char *root; /* "" on a node; a folder in host mode */
 	int pid1;	  /* PID-1 duties: device-mapper, mounts, handover, reboot */
 	const char *csp;
-	const char *variant;  /* constel.attestation-variant (the caller picks the issuer) */
+	const char *variant; /* constel.attestation-variant (the caller picks the issuer) */
+	/* constel.event-log=: the firmware event log a vTPM issuer sends (absolute, at most
+	 * NODE_EVENT_LOG_MAX bytes; a test's pre-init step writes one); NULL: securityfs's */
+	const char *event_log;
 	int log_level;	      /* constel.debug, constel.v */
 	const char *ip_param; /* ip= in the kernel's syntax; NULL or "dhcp": DHCP */
 	const struct atls_issuer *issuer;

@@ -167,6 +167,13 @@ int node_config_cmdline(struct node_config *c, const char *cmdline, char *buf, s
 	if (c->init && c->init[0] != '/')
 		return errbuf_set(err, errlen, "command line: constel.init=%.64s is not absolute",
 				  c->init);
+	GET("constel.event-log", c->event_log);
+	if (c->event_log && (c->event_log[0] != '/' || strlen(c->event_log) > NODE_EVENT_LOG_MAX))
+		return errbuf_set(
+		    err, errlen,
+		    "command line: constel.event-log=%.64s is not an absolute path of "
+		    "at most %d bytes",
+		    c->event_log, NODE_EVENT_LOG_MAX);
 	if (c->ip_param) {
 		struct ip_config ic;
 

@@ -91,6 +91,84 @@ TEST(gcp_sev_es_document_from_swtpm_and_fakes_is_accepted_and_refused_as_go_does
 	vtpm_fx_stop(&g);
 }
 
+/* A PEM file's text as a JSON string's content (newlines escaped). */
+static int pem_json(const char *path, char *out, size_t cap)
+{
+	char pem[1200];
+	size_t len, n = 0;
+
+	if (vtpm_fx_read(path, pem, sizeof pem - 1, &len) < 0)
+		return -1;
+	for (size_t i = 0; i < len && n + 3 < cap; i++) {
+		if (pem[i] == '\n')
+			out[n++] = '\\', out[n++] = 'n';
+		else
+			out[n++] = pem[i];
+	}
+	out[n] = '\0';
+	return n + 3 < cap ? 0 : -1;
+}
+
+/* The fake the cluster boots use (tests/cloud/fake_gce_api.py: metadata server and Compute
+ * API in one), over https with its test CA as --ca-bundle: its getShieldedInstanceIdentity
+ * gives the AK for the instance, a configured token is accepted, and its first answer carries
+ * another key: the validator refuses that one naming the AK check and accepts the next (the
+ * GCP cluster's refused join, qemu-tests/cloud-cluster.sh). */
+TEST(gcp_sev_es_validator_against_fake_gce_api_refuses_another_key_then_accepts_the_ak)
+{
+	static char state[8192];
+	char err[400] = "", pem[1200], other[1200], path[128], api[64], ca[128];
+	uint8_t ak2[TPM_PUBLIC_MAX];
+	struct fake_api f = {0};
+	struct vtpm_fx g;
+	struct vtpm_policy pol;
+	int n, r;
+
+	CHECK(gce_start(&g, &pol, 1) == 0);
+	CHECK(vtpm_fx_issue(&g, doc, sizeof doc, &doc_len, err, sizeof err) == 0);
+	CHECK(pem_json(g.pemf, pem, sizeof pem) == 0);
+	memcpy(ak2, g.ak, g.ak_len);
+	ak2[g.ak_len - 1] ^= 1;
+	snprintf(path, sizeof path, "%s", harness_path(g.dir, "other.pem"));
+	CHECK(vtpm_fx_ak_pem_file(ak2, g.ak_len, path) == 0 &&
+	      pem_json(path, other, sizeof other) == 0);
+	n = snprintf(
+	    state, sizeof state,
+	    "{\"project\": \"constel-test\", \"self\": \"constel-worker-0\", "
+	    "\"instances\": [{\"name\": \"constel-worker-0\", \"zone\": \"europe-west3-b\", "
+	    "\"networkIP\": \"10.42.1.101\", \"signing_key\": \"%s\"}], "
+	    "\"access_tokens\": [\"" TOKEN "\"], \"other_signing_key\": \"%s\", "
+	    "\"other_key_first\": 1}",
+	    pem, other);
+	CHECK(n > 0 && (size_t)n < sizeof state);
+	CHECK(fake_api_start(&f, "tests/cloud/fake_gce_api.py", "gce-es", state, 1) == 0 &&
+	      f.tls_port > 0);
+	snprintf(api, sizeof api, "https://localhost:%d", f.tls_port);
+	snprintf(ca, sizeof ca, "%s", harness_path(f.dir, "ca.pem"));
+	pol.api = api;
+	pol.ca_bundle = ca;
+	r = validate(&g, &pol, err, sizeof err);
+	if (r != -EINVAL ||
+	    !fake_has(err, "gcp-sev-es: the AK is not the signing key GCE gives for "
+			   "constel-test/europe-west3-b/constel-worker-0"))
+		harness_fail(__FILE__, __LINE__, "first answer (another key): %d %s", r, err);
+	if (validate(&g, &pol, err, sizeof err) != 0)
+		harness_fail(__FILE__, __LINE__, "second answer (the AK) refused: %s", err);
+	CHECK(fake_api_log_count(&f, "getShieldedInstanceIdentity") == 2);
+	/* the system's anchors do not know the fake's CA */
+	pol.ca_bundle = NULL;
+	CHECK(validate(&g, &pol, err, sizeof err) < 0 &&
+	      fake_has(err, "getShieldedInstanceIdentity"));
+	pol.ca_bundle = ca;
+	unsetenv("GOOGLE_OAUTH_ACCESS_TOKEN");
+	r = validate(&g, &pol, err, sizeof err);
+	setenv("GOOGLE_OAUTH_ACCESS_TOKEN", TOKEN, 1);
+	CHECK(r == -EINVAL && fake_has(err, "getShieldedInstanceIdentity of constel-test/"
+					    "europe-west3-b/constel-worker-0: HTTP 401"));
+	fake_api_stop(&f);
+	vtpm_fx_stop(&g);
+}
+
 TEST(gcp_sev_es_refuses_a_platform_that_is_not_amd_sev)
 {
 	char err[400] = "";

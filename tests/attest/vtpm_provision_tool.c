@@ -6,7 +6,10 @@
  *                                       (base64url, no padding: the runtime data's JWK n)
  *   vtpm-provision TCTI nv INDEX FILE   FILE's bytes into NV INDEX (hex; e.g. the HCL report
  *                                       into 0x01400001)
- *   vtpm-provision TCTI gce             GCE's AK template into NV 0x01c10001
+ *   vtpm-provision TCTI gce             GCE's AK template into NV 0x01c10001; prints the
+ *                                       AK made from it (a primary key of the endorsement
+ *                                       hierarchy, as the agent makes it) as a PEM "PUBLIC
+ *                                       KEY": getShieldedInstanceIdentity's signingKey.ekPub
  *
  * TCTI: swtpm:host=127.0.0.1,port=N (swtpm's command port, started with --flags
  * not-need-init,startup-clear). Each ends with TPM2_Shutdown(CLEAR), so the state swtpm
@@ -18,6 +21,7 @@
 
 #include "attest/vtpm_provision.h"
 #include "base/base.h"
+#include "base/der.h"
 #include "tpm/tpm.h"
 
 static int shutdown_clear(const struct tcti_spec *t)
@@ -50,6 +54,57 @@ static int hcl_ak(const struct tcti_spec *t)
 	for (n = strlen(b64); n && b64[n - 1] == '='; n--)
 		b64[n - 1] = 0;
 	printf("%s\n", b64);
+	return 0;
+}
+
+/* GCE's AK template into NV, then the AK made from it as GCE's API gives it (an RSA
+ * SubjectPublicKeyInfo in PEM). */
+static int gce(const struct tcti_spec *t)
+{
+	static const uint8_t rsa_oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
+	uint8_t pub[TPM_PUBLIC_MAX], der[600], zero = 0, e[4];
+	struct der_out d = {.p = der, .cap = sizeof der};
+	size_t len = 0, off = 0, spki, alg, bits, key;
+	struct tpm *tpm;
+	char pem[1200], err[200];
+	TPMT_PUBLIC ak;
+	uint32_t exp;
+	int n;
+
+	if (vtpm_provision_gce(t) < 0)
+		return -1;
+	if (tpm_open(t, &tpm, err, sizeof err) < 0 ||
+	    tpm_ak_select(tpm, TPM_AK_SRC_GCE, pub, sizeof pub, &len, err, sizeof err) < 0) {
+		fprintf(stderr, "vtpm-provision: the GCE AK: %s\n", err);
+		return -1;
+	}
+	tpm_close(tpm);
+	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(pub, len, &off, &ak) != TSS2_RC_SUCCESS ||
+	    ak.type != TPM2_ALG_RSA) {
+		fprintf(stderr, "vtpm-provision: the GCE AK is not an RSA key\n");
+		return -1;
+	}
+	exp = ak.parameters.rsaDetail.exponent ? ak.parameters.rsaDetail.exponent : 65537;
+	e[0] = (uint8_t)(exp >> 24), e[1] = (uint8_t)(exp >> 16), e[2] = (uint8_t)(exp >> 8);
+	e[3] = (uint8_t)exp;
+	spki = der_begin(&d);
+	alg = der_begin(&d);
+	der_put_tlv(&d, DER_OID, rsa_oid, sizeof rsa_oid);
+	der_put_tlv(&d, DER_NULL, NULL, 0);
+	der_end(&d, alg, DER_SEQUENCE);
+	bits = der_begin(&d);
+	der_put_raw(&d, &zero, 1);
+	key = der_begin(&d);
+	der_put_uint(&d, ak.unique.rsa.buffer, ak.unique.rsa.size);
+	der_put_uint(&d, e, 4);
+	der_end(&d, key, DER_SEQUENCE);
+	der_end(&d, bits, DER_BIT_STRING);
+	der_end(&d, spki, DER_SEQUENCE);
+	if (d.err || (n = pem_encode("PUBLIC KEY", der, d.len, pem, sizeof pem)) < 0) {
+		fprintf(stderr, "vtpm-provision: the GCE AK's PEM\n");
+		return -1;
+	}
+	fwrite(pem, 1, (size_t)n, stdout);
 	return 0;
 }
 
@@ -92,7 +147,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[2], "nv") && argc == 5)
 		r = nv(&t, argv[3], argv[4]);
 	else if (!strcmp(argv[2], "gce") && argc == 3)
-		r = vtpm_provision_gce(&t);
+		r = gce(&t);
 	else
 		return fprintf(stderr, "vtpm-provision: unknown command\n"), 2;
 	if (r == 0)

@@ -98,3 +98,36 @@ TEST(node_config_takes_constel_init_secret_hash_only_as_a_bcrypt_hash)
 				  sizeof err) < 0 &&
 	      strstr(err, "not a bcrypt hash"));
 }
+
+TEST(node_config_takes_constel_event_log_as_an_absolute_bounded_path)
+{
+	struct node_config c;
+	char arena[2048], line[600], err[256], path[300];
+
+	node_config_defaults(&c);
+	CHECK(c.event_log == NULL); /* securityfs's, as the issuer defaults */
+	CHECK(node_config_cmdline(&c, "constel.csp=gcp constel.event-log=/preinit/eventlog", arena,
+				  sizeof arena, err, sizeof err) == 0 &&
+	      c.event_log && !strcmp(c.event_log, "/preinit/eventlog"));
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, "constel.event-log=preinit/eventlog", arena, sizeof arena,
+				  err, sizeof err) == -EINVAL &&
+	      !strcmp(err, "command line: constel.event-log=preinit/eventlog is not an absolute "
+			   "path of at most 255 bytes"));
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, "constel.event-log=", arena, sizeof arena, err, sizeof err) ==
+		  -EINVAL &&
+	      strstr(err, "is not an absolute path"));
+	/* 255 bytes pass, 256 do not */
+	path[0] = '/';
+	memset(path + 1, 'a', 254);
+	path[255] = '\0';
+	snprintf(line, sizeof line, "constel.event-log=%s", path);
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, line, arena, sizeof arena, err, sizeof err) == 0 &&
+	      c.event_log && strlen(c.event_log) == 255);
+	snprintf(line, sizeof line, "constel.event-log=%sb", path);
+	node_config_defaults(&c);
+	CHECK(node_config_cmdline(&c, line, arena, sizeof arena, err, sizeof err) == -EINVAL &&
+	      strstr(err, "constel.event-log=/aaaa") && strstr(err, "at most 255 bytes"));
+}

@@ -13,7 +13,11 @@ Written from Google's documentation:
   /computeMetadata/v1/instance/service-accounts/default/token -> {"access_token",
   "expires_in", "token_type": "Bearer"}).
 - Compute REST v1: https://cloud.google.com/compute/docs/reference/rest/v1/instances/get,
-  .../instances/list, .../zones/list, .../globalForwardingRules/list,
+  .../instances/getShieldedInstanceIdentity (GET .../zones/{zone}/instances/{instance}/
+  getShieldedInstanceIdentity, IAM permission compute.instances.getShieldedInstanceIdentity,
+  a ShieldedInstanceIdentity {"kind": "compute#shieldedInstanceIdentity", "signingKey":
+  {"ekPub": PEM}, "encryptionKey": {"ekPub": PEM}}: the vTPM's attestation key, PEM "PUBLIC
+  KEY"), .../instances/list, .../zones/list, .../globalForwardingRules/list,
   .../forwardingRules/list (GET https://compute.googleapis.com/compute/v1/projects/{project}/
   ...; query "filter", "maxResults" (default and at most 500), "pageToken"; answers
   {"kind", "id", "items", "nextPageToken", "selfLink"}), the filter syntax of those pages
@@ -28,7 +32,13 @@ Written from Google's documentation:
 
 State (--state FILE, JSON):
   {"project": "p", "self": "NAME" (the instance the metadata server describes),
-   "instances": [{"name", "zone", "networkIP", "labels": {k: v}, "metadata": {k: v}}],
+   "instances": [{"name", "zone", "networkIP", "labels": {k: v}, "metadata": {k: v},
+                  "signing_key": PEM (getShieldedInstanceIdentity's; absent: 404 as for an
+                  instance without a vTPM), "encryption_key": PEM (else the signing key)}],
+   "access_tokens": ["..."],        tokens accepted besides those the metadata server issues
+                                    (a validator's own credentials, given it from outside)
+   "other_signing_key": PEM,        with "other_key_first": N: the first N
+   "other_key_first": N,              getShieldedInstanceIdentity answers carry this key
    "zones": ["europe-west3-a", ...],
    "forwarding_rules": [{"name", "region" (absent: global), "IPAddress", "portRange",
                           "labels": {k: v}}],
@@ -170,6 +180,8 @@ def gate(method, permission, auth):
     m = re.fullmatch(r"Bearer ([A-Za-z0-9._~+/=-]+)", auth)
     with LOCK:
         t = TOKENS.get(m.group(1)) if m else None
+        if m and t is None and m.group(1) in STATE.get("access_tokens", []):
+            t = TOKENS[m.group(1)] = {"expires": time.time() + 3600, "uses": 0}
         ok = t is not None and time.time() < t["expires"] and \
             t["uses"] < STATE.get("token_uses", 1 << 30)
         if ok:
@@ -218,6 +230,23 @@ def compute(path, q, auth):
                  if i["zone"] == rest[1] and matches(flt, i["name"], i.get("labels", {}))]
         return "instances.list", page("compute#instanceList", items, q,
                                       base + "zones/%s/instances" % rest[1], "instances.list")
+    if len(rest) == 5 and rest[0] == "zones" and rest[2] == "instances" and \
+            rest[4] == "getShieldedInstanceIdentity":
+        gate("instances.getShieldedInstanceIdentity",
+             "compute.instances.getShieldedInstanceIdentity", auth)
+        for i in STATE.get("instances", []):
+            if i["zone"] == rest[1] and i["name"] == rest[3] and i.get("signing_key"):
+                with LOCK:
+                    n = CALLS["instances.getShieldedInstanceIdentity"]
+                key = i["signing_key"]
+                if n <= STATE.get("other_key_first", 0):
+                    key = STATE["other_signing_key"]
+                return "instances.getShieldedInstanceIdentity", {
+                    "kind": "compute#shieldedInstanceIdentity",
+                    "signingKey": {"ekPub": key},
+                    "encryptionKey": {"ekPub": i.get("encryption_key", i["signing_key"])}}
+        raise Fail(404, "notFound", "The resource 'projects/%s/zones/%s/instances/%s' was not "
+                   "found" % (p, rest[1], rest[3]))
     if len(rest) == 4 and rest[0] == "zones" and rest[2] == "instances":
         gate("instances.get", "compute.instances.get", auth)
         for i in STATE.get("instances", []):

@@ -28,7 +28,13 @@
 # cluster attests with aws-nitro-tpm (CLUSTER_AWS_VARIANT=qemu-vtpm for the old one): the
 # validators ask EC2 DescribeImages of a SigV4-checking fake in the namespace; then worker-0
 # boots once more while that AMI has no TpmSupport and the join service refuses it with one
-# line naming the check. The others attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
+# line naming the check. The GCP cluster attests with gcp-sev-es (CLUSTER_GCP_VARIANT=qemu-vtpm
+# for the old one): each node's vTPM holds GCE's AK template, the test pre-init shim's step
+# build/vm/gce_pcr0 extends PCR 0 with GCE's firmware events and writes their log, which
+# constel.event-log= hands to the agent; the tools ask the fake Compute API's
+# getShieldedInstanceIdentity (https, the run's test CA); worker-0's first join is refused
+# because that API's first answer in its boot names another key (one line naming the AK
+# check), its next round joins. The others attest with qemu-vtpm. No secret of the run in any serial log (every cloud).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -46,8 +52,8 @@ if [ "$(id -u)" != 0 ]; then
 	echo "# not root: cluster boots as a cloud skipped (network namespaces)"
 	exit 0
 fi
-for f in "$BUILD/vm/standin" "$tools/constel-init" "$tools/constel-joinservice" "$initrd" "$BUILD/test/tools/vtpm-provision"; do
-	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools test-build initrd $BUILD/vm/standin)"; exit 0; }
+for f in "$BUILD/vm/standin" "$BUILD/vm/preinit" "$BUILD/vm/gce_pcr0" "$tools/constel-init" "$tools/constel-joinservice" "$initrd" "$BUILD/test/tools/vtpm-provision"; do
+	[ -e "$f" ] || { fail cluster_cloud_setup "$f is missing (make agent tools test-build initrd $BUILD/vm/standin $BUILD/vm/preinit $BUILD/vm/gce_pcr0)"; exit 0; }
 done
 
 says() { grep -aq "$2" "$logs/$1.log" 2>/dev/null; }
@@ -134,13 +140,38 @@ aws_nitro_tpm() {
 		fail $t "wait $rc, $lines refusals: $(tail -1 "$logs/joinservice.log" | cut -c1-200) $(tail_log aws-worker-no-tpm)"
 }
 
+# The GCP cluster's gcp-sev-es checks: every boot with it, GCE's PCR 0 events extended before
+# the agent and their log sent (constel.event-log=), getShieldedInstanceIdentity asked by the
+# validators; worker-0's first join refused naming the AK check, then joined.
+gcp_sev_es() {
+	local t b n calls lines
+	t=cluster_cloud_gcp_every_node_attested_with_gcp_sev_es_and_gces_pcr0_events
+	n=0
+	for b in gcp-cp gcp-worker gcp-worker-reboot; do
+		grep -q 'constel.attestation-variant=gcp-sev-es .*constel.event-log=/preinit/eventlog' "$logs/$b.cmdline" &&
+			says "$b" 'gce-pcr0: PCR 0 holds GCE Virtual Firmware v1 and NonHostInfo AMD SEV' &&
+			says "$b" 'starting as PID 1 (csp gcp, attestation gcp-sev-es)' &&
+			says "$b" 'attest: the event log is /preinit/eventlog (constel.event-log=)' &&
+			grep -q '"method": "instances.getShieldedInstanceIdentity", "status": 200' "$logs/$b.fake" &&
+			n=$((n + 1))
+	done
+	[ $n = 3 ] && pass $t || fail $t "$n of 3 boots with gcp-sev-es, the events, the log and the API asked ($(grep -a 'gce-pcr0\|preinit: \|constel-agent: .*\(error\|starting as\)' "$logs/gcp-worker.log" | head -3 | cut -c1-160 | tr '\n' ' '))"
+	t=cluster_cloud_gcp_sev_es_another_key_from_the_api_refused_by_the_join_service_naming_the_ak_check
+	lines=$(grep -ac "gcp-sev-es: the AK is not the signing key GCE gives for constel-test/europe-west3-b/worker-0" "$logs/joinservice.log")
+	calls=$(grep -c 'getShieldedInstanceIdentity' "$logs/gcp-worker.fake" 2>/dev/null)
+	[ "$lines" = 1 ] && [ "${calls:-0}" -ge 2 ] && says gcp-worker 'join: round 1 failed' && [ "$w_rc" = 0 ] &&
+		pass "$t ($lines refusal, $calls calls)" ||
+		fail $t "$lines refusals, ${calls:-0} calls, boot $w_rc: $(grep -a 'gcp-sev-es' "$logs/joinservice.log" | tail -1 | cut -c1-200) $(tail_log gcp-worker)"
+}
+
 # No secret of the run (workspace, disk keys, tokens, the CA key, the validator's AWS key) in a
 # serial log of CSP's boots.
 no_secrets() {
 	local logs_to_scan=() log
 	python3 tests/secrets.py --workspace "$work/ws" --scan "$work" --raw "$token" --raw "${token#*.}" \
 		--raw "$banner_token" --raw "${banner_token#*.}" --pem "$work/ca.key" \
-		${AWS_SECRET_ACCESS_KEY:+--raw "$AWS_SECRET_ACCESS_KEY"} >"$work/secrets"
+		${AWS_SECRET_ACCESS_KEY:+--raw "$AWS_SECRET_ACCESS_KEY"} \
+		${GOOGLE_OAUTH_ACCESS_TOKEN:+--raw "$GOOGLE_OAUTH_ACCESS_TOKEN"} >"$work/secrets"
 	for log in "$logs/$1"-*.log; do
 		case $(basename "$log" .log) in *-swtpm) ;; *) logs_to_scan+=("$log") ;; esac
 	done
@@ -214,6 +245,9 @@ one_cloud() {
 	CLOUD_VARIANT=qemu-vtpm
 	[ "$csp" = azure ] && CLOUD_VARIANT=${CLUSTER_AZURE_VARIANT:-azure-sev-snp}
 	[ "$csp" = aws ] && CLOUD_VARIANT=${CLUSTER_AWS_VARIANT:-aws-nitro-tpm}
+	[ "$csp" = gcp ] && CLOUD_VARIANT=${CLUSTER_GCP_VARIANT:-gcp-sev-es}
+	# gcp-sev-es: worker-0's first getShieldedInstanceIdentity answered with another key
+	CLOUD_GCE_OTHER_KEY_BOOT=gcp-worker
 	cloud_cluster "$ns" "$csp" 2>"$work/cluster.err"
 	cp_ip=$(node_field control-plane-0 2) w_ip=$(node_field worker-0 2)
 	cpn=$(name_of "$csp" control-plane-0) wn=$(name_of "$csp" worker-0)
@@ -278,6 +312,7 @@ one_cloud() {
 		t=cluster_cloud_gcp_lease_is_a_32_with_its_router_on_link_and_mtu_1460
 		says gcp-worker "net: eth0 $w_ip/32 router $NETNS_HOST mtu 1460 (DHCP" && pass $t ||
 			fail $t "$(grep -a 'constel-agent: .*net: ' "$logs/gcp-worker.log" | head -3 | cut -c1-160 | tr '\n' ' ')"
+		[ "$CLOUD_VARIANT" = gcp-sev-es ] && gcp_sev_es
 		;;
 	esac
 	no_secrets "$csp"
