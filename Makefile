@@ -215,11 +215,9 @@ test-build: $(TEST_BINS) $(BUILD)/test/constel-agent $(BUILD)/bench/attest_bench
 fuzz-build: $(FUZZ_BINS)
 
 test: agent tools test-build fuzz-build $(BUILD)/vm/guest_disk $(BUILD)/vm/guest_audit $(BUILD)/vm/guest_state_disk $(BUILD)/vm/standin $(BUILD)/vm/netprobe \
-		$(BUILD)/vm/preinit $(BUILD)/vm/sev_guest_fake $(BUILD)/vm/sev_guest_probe \
+		$(BUILD)/vm/preinit $(BUILD)/vm/sev_guest_fake $(BUILD)/vm/sev_guest_probe $(BUILD)/vm/gce_pcr0 \
 		$(BUILD)/initrd.img $(BUILD)/bench/join_bench uki measurements image
 	@tests/run.sh
-# the pre-init shim and its GCE firmware step (tests/vm/test_cluster_cloud.sh's gcp-sev-es)
-test: $(BUILD)/vm/preinit $(BUILD)/vm/gce_pcr0
 
 # The main job: a control plane initialised and a worker joined and rebooted under QEMU, the
 # agent as PID 1, each node a measured boot of the UKI with the measurements enforced
