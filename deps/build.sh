@@ -156,6 +156,20 @@ build_libuuid() {
 
 build_libdm() {
 	cd "$(srcdir lvm2)"
+	# libdm's device-mapper and sysfs directories are PATH_MAX arrays with an initialiser: 8 KiB
+	# of .data in the agent's file for "/dev/mapper" and "/sys/". They become zero arrays (.bss)
+	# that a constructor fills before main, so every reader sees the same strings as before.
+	local c=libdm/libdm-common.c
+	grep -qx 'static char _dm_dir\[PATH_MAX\] = DEV_DIR DM_DIR;' $c &&
+		grep -qx 'static char _sysfs_dir\[PATH_MAX\] = "/sys/";' $c ||
+		{ echo "$c: the directory arrays are not as expected" >&2; return 1; }
+	sed -i -e 's|^static char _dm_dir\[PATH_MAX\] = DEV_DIR DM_DIR;$|static char _dm_dir[PATH_MAX];|' \
+		-e 's|^static char _sysfs_dir\[PATH_MAX\] = "/sys/";$|static char _sysfs_dir[PATH_MAX];\
+__attribute__((constructor)) static void _constel_dm_dirs(void)\
+{\
+	strcpy(_dm_dir, DEV_DIR DM_DIR);\
+	strcpy(_sysfs_dir, "/sys/");\
+}|' $c
 	mkdir -p build-musl && cd build-musl
 	../configure --prefix="$PREFIX" --libdir="$PREFIX/lib" --with-usrlibdir="$PREFIX/lib" \
 		--enable-static_link --with-symvers=no --with-optimisation=-Os \
@@ -264,9 +278,14 @@ build_libsodium() {
 	make install
 }
 
+# zlib's CRC-32 tables (9 KiB: the byte table and the braid tables for 8-byte words) and
+# inflate's fixed-Huffman tables (2.5 KiB) are computed on first use into .bss instead of being
+# stored in the file (DYNAMIC_CRC_TABLE, BUILDFIXED): the same tables, the same speed after the
+# first call (a few microseconds once). zlib's CRC tables are made under its own once(); the
+# fixed tables are not thread-safe on first use, and nothing here inflates on two threads.
 build_zlib() {
 	cd "$(srcdir zlib)"
-	CFLAGS="$CFLAGS" ./configure --static --prefix="$PREFIX" --libdir="$PREFIX/lib"
+	CFLAGS="$CFLAGS -DDYNAMIC_CRC_TABLE -DBUILDFIXED" ./configure --static --prefix="$PREFIX" --libdir="$PREFIX/lib"
 	make libz.a
 	make install
 }

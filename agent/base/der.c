@@ -1,6 +1,8 @@
 /* DER writer and strict reader (der.h). The reader accepts only what Go's encoding/asn1
  * and crypto/x509 accept for the same input, so a certificate we pass, Go passes too. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -89,15 +91,20 @@ void der_put_time(struct der_out *d, time_t t)
 	struct tm tm;
 	char s[20];
 
+	long long y;
+
 	gmtime_r(&t, &tm);
-	/* RFC 5280: UTCTime through 2049, GeneralizedTime from 2050 on. */
-	if (tm.tm_year + 1900 < 2050) {
-		strftime(s, sizeof s, "%y%m%d%H%M%SZ", &tm);
-		der_put_tlv(d, 0x17, s, strlen(s));
-	} else {
-		strftime(s, sizeof s, "%Y%m%d%H%M%SZ", &tm);
-		der_put_tlv(d, 0x18, s, strlen(s));
-	}
+	y = tm.tm_year + 1900LL;
+	/* RFC 5280: UTCTime through 2049, GeneralizedTime from 2050 on. snprintf, not strftime
+	 * (strftime and the time-zone code it pulls in are 4 KiB of the agent): the digits are
+	 * strftime's "%y%m%d%H%M%SZ" and "%Y%m%d%H%M%SZ". */
+	if (y < 2050)
+		snprintf(s, sizeof s, "%02lld", llabs(y % 100));
+	else
+		snprintf(s, sizeof s, y >= 10000 ? "+%lld" : "%04lld", y);
+	snprintf(s + strlen(s), sizeof s - strlen(s), "%02d%02d%02d%02d%02dZ", tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	der_put_tlv(d, y < 2050 ? 0x17 : 0x18, s, strlen(s));
 }
 
 /* ---- reader ---- */

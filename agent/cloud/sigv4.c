@@ -366,7 +366,9 @@ int sigv4_sign(const struct sigv4_request *req, const struct sigv4_creds *creds,
 	if (!gmtime_r(&req->when, &tm) || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 1970)
 		return errbuf_set(err, errlen, "sigv4: bad signing time");
 	memset(&res, 0, sizeof(res));
-	if (strftime(res.amz_date, sizeof(res.amz_date), "%Y%m%dT%H%M%SZ", &tm) != 16)
+	if (snprintf(res.amz_date, sizeof(res.amz_date), "%04d%02d%02dT%02d%02d%02dZ",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		     tm.tm_sec) != 16)
 		return errbuf_set(err, errlen, "sigv4: bad signing time");
 	memcpy(date, res.amz_date, 8);
 	date[8] = '\0';

@@ -106,7 +106,9 @@ static void tls_why(struct tls_client *c, int e, char *err, size_t errlen)
 		struct tm tm;
 
 		if (gmtime_r(&t, &tm))
-			strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+			snprintf(now, sizeof now, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+				 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+				 tm.tm_min, tm.tm_sec);
 		errbuf_set(err, errlen, "%s: certificate expired or not yet valid (system time %s)",
 			   h, now);
 		break;
