@@ -19,6 +19,7 @@ trap 'kill $(jobs -p) 2>/dev/null; cleanup' EXIT
 command -v dnsmasq >/dev/null || { fail dhcp_renew_setup "dnsmasq missing"; exit 1; }
 
 # dnsmasq_start RANGE_START RANGE_END [ARGS...]: a DHCP server on v0, lease 2 min, T1 3 s, T2 5 s
+# (the checks match the address by its tens: 50-59, then 70-80 for the new range)
 dnsmasq_start() {
 	local a=$1 b=$2
 	shift 2
@@ -43,7 +44,7 @@ setup() {
 	ip netns add "$srv" && ip netns add "$cli" &&
 		ip link add v0 netns "$srv" type veth peer name v1 netns "$cli" &&
 		ip -n "$srv" addr add 192.168.78.1/24 dev v0 && ip -n "$srv" link set v0 up &&
-		ip -n "$srv" link set lo up && dnsmasq_start 50 60
+		ip -n "$srv" link set lo up && dnsmasq_start 50 59
 }
 
 t=dhcp_lease_renewed_at_t1_with_its_lifetime
@@ -71,7 +72,7 @@ kill "$(cat "$work/pid")" 2>/dev/null
 sleep 0.3
 rm -f "$work/leases"
 ip netns exec "$cli" ip addr flush dev v1
-if dnsmasq_start 50 60; then
+if dnsmasq_start 50 59; then
 	ip netns exec "$cli" "$agent" net-dhcp --iface v1 --timeout 30 --keep 10 >"$work/out2" 2>"$work/agent2.log" &
 	pid=$!
 	got "$work/out2"
