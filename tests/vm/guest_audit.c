@@ -16,7 +16,9 @@
  *   2. the block tracepoint block_bio_queue on /dev/mapper/audit, read by a child from
  *      tracefs: writes and reads in their order of submission; a read of a 4096-byte block that
  *      is neither in the host's written set of earlier boots (from their write logs, the seed
- *      disk) nor written before in this boot is printed as "@@VIOL" and counted.
+ *      disk) nor written before in this boot is printed as "@@VIOL" and counted, with whether
+ *      the block reads back below the traced device now ("readable": written since the format,
+ *      its write lost from an earlier boot's log at the cut; "unreadable": never written).
  *
  * Command line: audit.dev (state disk), audit.log (log disk), audit.seed (bitmap of the blocks
  * written in earlier boots), audit.key=HEX (32 bytes), audit.boot=first|again, audit.final=1
@@ -137,6 +139,26 @@ static int has(uint64_t b)
 	return b < nblocks && (bits[b >> 3] >> (b & 7) & 1);
 }
 
+/* Whether block b of the state mapping reads back now (O_DIRECT, below the traced device): its
+ * tag was written since the format. A block whose read the trace reports although it was
+ * written can only be one whose write the earlier boot's log lost at the power cut (the cut
+ * came after the write reached the disk, before its log entry); a never-written block fails
+ * here, with the tag check's console line. */
+static int readable(uint64_t b)
+{
+	static void *buf;
+	int fd, ok;
+
+	if (!buf && posix_memalign(&buf, BLK, BLK))
+		return 0;
+	fd = open("/dev/mapper/" DISK_MAPPING, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ok = pread(fd, buf, BLK, (off_t)(b * BLK)) == BLK;
+	close(fd);
+	return ok;
+}
+
 /* The tracer child: reads trace_pipe until the marker AUDIT_END, checks every read. */
 static void tracer(unsigned dmmin, int done_fd)
 {
@@ -190,8 +212,9 @@ static void tracer(unsigned dmmin, int done_fd)
 					if (viol < 16)
 						viol_blocks[viol] = b + 1;
 					if (viol++ < 20)
-						printf("@@VIOL block %llu (%s %llu + %llu) %s\n",
+						printf("@@VIOL block %llu (%s %llu + %llu) %s %s\n",
 						       (unsigned long long)b, rwbs, sec, cnt,
+						       readable(b) ? "readable" : "unreadable",
 						       strrchr(line, '[') ? strrchr(line, '[')
 									  : "");
 				}

@@ -151,8 +151,27 @@ check audit_final_boot_clean test $rc = 0
 v=$(verdict "${names[@]}")
 t=audit_no_read_of_a_never_written_sector
 set -- $v
-[ "$2" = 0 ] && [ "$4" = 0 ] && [ "$6" -gt 1000 ] && pass "$t ($v over ${#names[@]} boots)" ||
-	fail $t "$v; $(grep -ah '@@VIOL\|AEAD\|Checksum failed\|JBD2' "$work"/*.log | head -5)"
+# The trace's written set comes from the boots' dm-log-writes logs, and a power cut can land
+# after a write reached the disk and before its log entry did (QEMU is killed some time after
+# @@CUT; longer on a busy host): a later read of that block is then reported although the
+# block was written. The guest tells such a report apart: the block reads back below the traced
+# device (its tag was written since the format; the tag check passed too). A reported block
+# that does not read back, or a report the guest did not print, fails.
+lost=
+if [ "$2" = 0 ] && [ "$4" != 0 ]; then
+	np=$(for n in "${names[@]}"; do grep -ah '@@VIOL block' "$work/$n.log"; done | grep -c .)
+	nr=$(for n in "${names[@]}"; do grep -ah '@@VIOL block' "$work/$n.log"; done | grep -c ') readable ')
+	if [ "$np" -lt "$4" ]; then
+		lost="$4 reports, $np printed"
+	elif [ "$nr" != "$np" ]; then
+		lost="$((np - nr)) reported blocks do not read back"
+	else
+		echo "audit: the trace reported $np reads of blocks it had not seen written; each reads back (written since the format): their writes were lost from a log at a power cut"
+	fi
+fi
+[ "$2" = 0 ] && { [ "$4" = 0 ] || [ "${np:-0}" -gt 0 ] && [ -z "$lost" ]; } && [ "$6" -gt 1000 ] &&
+	pass "$t ($v over ${#names[@]} boots)" ||
+	fail $t "$v${lost:+ ($lost)}; $(grep -ah '@@VIOL\|AEAD\|Checksum failed\|JBD2' "$work"/*.log | head -5)"
 t=audit_every_cut_boot_was_cut
 cuts=$(grep -lac '@@CUT' "$work"/cut*.log | wc -l)
 [ "$cuts" -ge 1 ] && pass "$t ($cuts of $BOOTS)" || fail $t "no boot reached its cut point"
@@ -168,6 +187,10 @@ v=$(verdict inject)
 set -- $v
 t=audit_mutant_injected_read_is_caught_by_both
 [ "$2" -gt 0 ] && [ "$4" -gt 0 ] && pass "$t ($v)" || fail $t "$v"
+# and the guest's re-read finds that block never written (it does not read back)
+t=audit_mutant_injected_block_does_not_read_back
+grep -aq '@@VIOL block .*) unreadable ' "$work/inject.log" && ! grep -aq '@@VIOL block .*) readable ' "$work/inject.log" &&
+	pass $t || fail $t "$(grep -ah '@@VIOL' "$work/inject.log" | head -2)"
 ;; esac
 
 # ---- mutant 2: mke2fs lazy_journal_init=1, a power cut, the journal replayed ----
