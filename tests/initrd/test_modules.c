@@ -165,7 +165,10 @@ TEST(modules_never_load_more_at_once_than_jobs)
 	n = read_log(ev, 64);
 	harness_rmtree(dir);
 	CHECK(n == 12);
-	CHECK(most_at_once(ev, n) == 3);
+	/* never more than jobs; side by side at all (3 at once on a quiet machine, but a busy one
+	 * can start a 60 ms load after the others ended: 2 seen beside two CPU hogs) */
+	CHECK(most_at_once(ev, n) <= 3);
+	CHECK(most_at_once(ev, n) >= 2);
 }
 
 TEST(modules_without_a_dep_file_or_one_cpu_load_in_list_order_one_at_a_time)
