@@ -89,33 +89,10 @@ static inline int vtpm_fx_write(const char *path, const void *b, size_t n)
 /* The RSA AK of a TPMT_PUBLIC as a PEM "PUBLIC KEY" file (what GCE's API answers). */
 static inline int vtpm_fx_ak_pem_file(const uint8_t *pub, size_t len, const char *path)
 {
-	static const uint8_t rsa_oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
-	static const uint8_t e65537[] = {1, 0, 1};
-	TPMT_PUBLIC ak;
-	uint8_t der[600], zero = 0;
-	struct der_out d = {.p = der, .cap = sizeof der};
-	size_t off = 0, spki, alg, bits, key;
 	char pem[1200];
-	int n;
+	int n = vtpm_prov_rsa_pem(pub, len, pem, sizeof pem);
 
-	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(pub, len, &off, &ak) != TSS2_RC_SUCCESS)
-		return -1;
-	spki = der_begin(&d);
-	alg = der_begin(&d);
-	der_put_tlv(&d, DER_OID, rsa_oid, sizeof rsa_oid);
-	der_put_tlv(&d, DER_NULL, NULL, 0);
-	der_end(&d, alg, DER_SEQUENCE);
-	bits = der_begin(&d);
-	der_put_raw(&d, &zero, 1);
-	key = der_begin(&d);
-	der_put_uint(&d, ak.unique.rsa.buffer, ak.unique.rsa.size);
-	der_put_uint(&d, e65537, sizeof e65537);
-	der_end(&d, key, DER_SEQUENCE);
-	der_end(&d, bits, DER_BIT_STRING);
-	der_end(&d, spki, DER_SEQUENCE);
-	if (d.err || (n = pem_encode("PUBLIC KEY", der, d.len, pem, sizeof pem)) < 0)
-		return -1;
-	return vtpm_fx_write(path, pem, (size_t)n);
+	return n < 0 ? -1 : vtpm_fx_write(path, pem, (size_t)n);
 }
 
 /* The AK's modulus, base64url without padding (a JWK's n). */

@@ -28,9 +28,45 @@
 #include <tss2/tss2_sys.h>
 #include <tss2/tss2_tcti_swtpm.h>
 
+#include "base/base.h"
+#include "base/der.h"
 #include "tpm/tpm.h"
 
 #define VTPM_HCL_REPORT_NV 0x01400001u
+
+/* The RSA key of a marshalled TPMT_PUBLIC as a PEM "PUBLIC KEY" (an RSA SubjectPublicKeyInfo:
+ * what GCE's getShieldedInstanceIdentity answers as signingKey.ekPub), exponent 0 read as
+ * 65537 as TPM 2.0 defines it. The PEM's length, or -1 (not RSA, or too long for cap). */
+static inline int vtpm_prov_rsa_pem(const uint8_t *pub, size_t len, char *pem, size_t cap)
+{
+	static const uint8_t rsa_oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
+	uint8_t der[600], zero = 0, e[4];
+	struct der_out d = {.p = der, .cap = sizeof der};
+	size_t off = 0, spki, alg, bits, key;
+	TPMT_PUBLIC ak;
+	uint32_t exp;
+
+	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(pub, len, &off, &ak) != TSS2_RC_SUCCESS ||
+	    ak.type != TPM2_ALG_RSA)
+		return -1;
+	exp = ak.parameters.rsaDetail.exponent ? ak.parameters.rsaDetail.exponent : 65537;
+	e[0] = (uint8_t)(exp >> 24), e[1] = (uint8_t)(exp >> 16), e[2] = (uint8_t)(exp >> 8);
+	e[3] = (uint8_t)exp;
+	spki = der_begin(&d);
+	alg = der_begin(&d);
+	der_put_tlv(&d, DER_OID, rsa_oid, sizeof rsa_oid);
+	der_put_tlv(&d, DER_NULL, NULL, 0);
+	der_end(&d, alg, DER_SEQUENCE);
+	bits = der_begin(&d);
+	der_put_raw(&d, &zero, 1);
+	key = der_begin(&d);
+	der_put_uint(&d, ak.unique.rsa.buffer, ak.unique.rsa.size);
+	der_put_uint(&d, e, 4);
+	der_end(&d, key, DER_SEQUENCE);
+	der_end(&d, bits, DER_BIT_STRING);
+	der_end(&d, spki, DER_SEQUENCE);
+	return d.err ? -1 : pem_encode("PUBLIC KEY", der, d.len, pem, cap);
+}
 
 struct vtpm_prov {
 	TSS2_TCTI_CONTEXT *tcti;

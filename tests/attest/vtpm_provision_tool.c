@@ -61,14 +61,10 @@ static int hcl_ak(const struct tcti_spec *t)
  * SubjectPublicKeyInfo in PEM). */
 static int gce(const struct tcti_spec *t)
 {
-	static const uint8_t rsa_oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
-	uint8_t pub[TPM_PUBLIC_MAX], der[600], zero = 0, e[4];
-	struct der_out d = {.p = der, .cap = sizeof der};
-	size_t len = 0, off = 0, spki, alg, bits, key;
+	uint8_t pub[TPM_PUBLIC_MAX];
+	size_t len = 0;
 	struct tpm *tpm;
 	char pem[1200], err[200];
-	TPMT_PUBLIC ak;
-	uint32_t exp;
 	int n;
 
 	if (vtpm_provision_gce(t) < 0)
@@ -79,29 +75,10 @@ static int gce(const struct tcti_spec *t)
 		return -1;
 	}
 	tpm_close(tpm);
-	if (Tss2_MU_TPMT_PUBLIC_Unmarshal(pub, len, &off, &ak) != TSS2_RC_SUCCESS ||
-	    ak.type != TPM2_ALG_RSA) {
-		fprintf(stderr, "vtpm-provision: the GCE AK is not an RSA key\n");
-		return -1;
-	}
-	exp = ak.parameters.rsaDetail.exponent ? ak.parameters.rsaDetail.exponent : 65537;
-	e[0] = (uint8_t)(exp >> 24), e[1] = (uint8_t)(exp >> 16), e[2] = (uint8_t)(exp >> 8);
-	e[3] = (uint8_t)exp;
-	spki = der_begin(&d);
-	alg = der_begin(&d);
-	der_put_tlv(&d, DER_OID, rsa_oid, sizeof rsa_oid);
-	der_put_tlv(&d, DER_NULL, NULL, 0);
-	der_end(&d, alg, DER_SEQUENCE);
-	bits = der_begin(&d);
-	der_put_raw(&d, &zero, 1);
-	key = der_begin(&d);
-	der_put_uint(&d, ak.unique.rsa.buffer, ak.unique.rsa.size);
-	der_put_uint(&d, e, 4);
-	der_end(&d, key, DER_SEQUENCE);
-	der_end(&d, bits, DER_BIT_STRING);
-	der_end(&d, spki, DER_SEQUENCE);
-	if (d.err || (n = pem_encode("PUBLIC KEY", der, d.len, pem, sizeof pem)) < 0) {
-		fprintf(stderr, "vtpm-provision: the GCE AK's PEM\n");
+	if ((n = vtpm_prov_rsa_pem(pub, len, pem, sizeof pem)) < 0) {
+		fprintf(stderr,
+			"vtpm-provision: the GCE AK is not an RSA key in a PEM of %zu bytes\n",
+			sizeof pem);
 		return -1;
 	}
 	fwrite(pem, 1, (size_t)n, stdout);

@@ -114,31 +114,18 @@ static void put64(uint8_t *p, uint64_t v)
 static int slurp(const char *path, uint8_t *out, size_t cap, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
-	size_t got = 0;
+	ssize_t got;
+	uint8_t extra;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t k = read(fd, out + got, cap - got);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			break;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
-		if (got == cap) {
-			uint8_t extra;
-
-			r = read(fd, &extra, 1) == 0 ? 0 : -EFBIG;
-			break;
-		}
-	}
+	got = read_full(fd, out, cap);
+	if (got < 0)
+		r = (int)got;
+	else if ((size_t)got == cap && read_full(fd, &extra, 1) != 0)
+		r = -EFBIG; /* anything past cap is too much */
 	close(fd);
-	*len = got;
+	*len = got < 0 ? 0 : (size_t)got;
 	return r;
 }
 
